@@ -1,0 +1,43 @@
+"""Wrapper reading its own flag while only the delegate's flag is set (tracer example).
+
+The delegate LlamaForCausalLM sets *its* capture_aux_hidden_states; this
+wrapper runs language_model.model itself and checks *its own* flag, which
+stays False.
+"""
+
+from typing import List, Optional
+
+import torch
+from torch import nn
+
+from sglang.srt.models.llama import LlamaForCausalLM
+
+
+class LlavaForConditionalGeneration(nn.Module):
+    def __init__(self, config, quant_config=None, prefix: str = "") -> None:
+        super().__init__()
+        self.config = config
+        self.multi_modal_projector = nn.Linear(
+            config.vision_config.hidden_size, config.text_config.hidden_size
+        )
+        self.language_model = LlamaForCausalLM(config.text_config, quant_config)
+        self.capture_aux_hidden_states = False
+
+    @torch.no_grad()
+    def forward(self, input_ids, positions, forward_batch, image_features=None):
+        input_embeds = self.language_model.model.embed_tokens(input_ids)
+        if image_features is not None:
+            input_embeds = input_embeds + self.multi_modal_projector(image_features).mean()
+        hidden_states = self.language_model.model(
+            input_ids, positions, forward_batch, input_embeds
+        )
+        aux_hidden_states = None
+        if self.capture_aux_hidden_states:
+            hidden_states, aux_hidden_states = hidden_states
+        return self.language_model.lm_head(hidden_states), aux_hidden_states
+
+    def set_eagle3_layers_to_capture(self, layer_ids: Optional[List[int]] = None):  # expect: flag-not-set
+        self.language_model.set_eagle3_layers_to_capture(layer_ids)
+
+
+EntryClass = LlavaForConditionalGeneration
