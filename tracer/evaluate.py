@@ -62,6 +62,7 @@ class Obj:
     name: str
     attrs: tuple = ()  # ((name, value), ...)
     methods: frozenset = frozenset()
+    closed: bool = False  # True when ``attrs`` lists every attribute that matters (others are absent)
 
     def attr(self, name: str) -> Any:
         for key, value in self.attrs:
@@ -123,6 +124,7 @@ class Outcome:
     unknowns: tuple
     complete: bool  # False when evaluation stopped at an undecidable branch
     stopped: Optional[UnknownNote] = None
+    write_lines: Mapping[str, int] = field(default_factory=dict)  # target -> line of its last write
 
     @property
     def ended_normally(self) -> bool:
@@ -220,6 +222,7 @@ class _State:
     def __init__(self) -> None:
         self.locals: dict = {}
         self.writes: dict = {}
+        self.write_lines: dict = {}
         self.calls: list = []
         self.branches: list = []
         self.events: list = []
@@ -231,6 +234,7 @@ class _State:
         other = _State()
         other.locals = copy.deepcopy(self.locals)
         other.writes = copy.deepcopy(self.writes)
+        other.write_lines = dict(self.write_lines)
         other.calls = list(self.calls)
         other.branches = list(self.branches)
         other.events = list(self.events)
@@ -267,6 +271,7 @@ class _Interpreter:
         first_line: int,
         watch_path: Optional[str] = None,
         capture_loops: frozenset = frozenset(),
+        marker: Optional[str] = None,
     ) -> None:
         self.module = module
         self.positions = positions
@@ -276,6 +281,8 @@ class _Interpreter:
         self._seen_notes: set = set()
         self.watch_path = watch_path
         self.capture_loops = capture_loops
+        self.marker = marker
+        self.visit_stack: list = []  # loop index of the capture loops being run
         self.loop_depth = 0
         self.loops_run = 0  # capture loops run over a known range
         self.loops_unknown = 0  # capture loops whose range could not be evaluated
@@ -458,6 +465,7 @@ class _Interpreter:
         if is_unknown(value):
             self.note(value.expr, self.line(target), f"value written to {path}: {value.why}")
         self.s.writes[path] = value
+        self.s.write_lines[path] = self.line(target)
 
     def run_if(self, node: cst.If, kind: str) -> None:
         condition = self.src(node.test)
@@ -523,6 +531,7 @@ class _Interpreter:
                     if attr == "writes":
                         self.note(key, line, why)
             setattr(merged, attr, out)
+        merged.write_lines = {**a.write_lines, **b.write_lines}
         for attr in ("calls", "events", "branches", "visited"):
             start = len(getattr(base, attr))
             left, right = getattr(a, attr)[start:], getattr(b, attr)[start:]
@@ -566,12 +575,16 @@ class _Interpreter:
                 if is_capture_loop:
                     first = item[0] if isinstance(item, tuple) and item else item
                     self.s.visited.append(first)
+                    self.visit_stack.append(first)
                 try:
                     self.run_block(node.body)
                 except _Continue:
                     continue
                 except _Break:
                     break
+                finally:
+                    if is_capture_loop:
+                        self.visit_stack.pop()
             else:
                 if node.orelse is not None:
                     self.run_block(node.orelse.body)
@@ -813,6 +826,15 @@ class _Interpreter:
             self.s.events.append(CaptureEvent(left, line, self.loop_depth > 0))
         elif is_unknown(outcome):
             self.note(self.src(node), line, f"capture test could not be evaluated: {outcome.why}")
+
+    def watch_marker(self, name: str, value: Any, node: cst.CSTNode) -> None:
+        """Record a per-layer marker read (``getattr(layer, marker, False)``) in a capture loop."""
+        if self.marker is None or name != self.marker or not self.visit_stack:
+            return
+        if value is True:
+            self.s.events.append(CaptureEvent(self.visit_stack[-1], self.line(node), True))
+        elif is_unknown(value):
+            self.note(self.src(node), self.line(node), f"capture test could not be evaluated: {value.why}")
 
     def eval_IfExp(self, node: cst.IfExp) -> Any:
         test = self.truth(self.eval(node.test))
@@ -1133,9 +1155,14 @@ class _Interpreter:
             return self.unknown(node, f"`{name}` is not in the bound config")
         if isinstance(obj, Obj):
             try:
-                return obj.attr(name)
+                value = obj.attr(name)
             except KeyError:
-                return self.unknown(node, f"attribute `{name}` of {obj.name} is not known")
+                if obj.closed and has_default:
+                    value = default
+                else:
+                    return self.unknown(node, f"attribute `{name}` of {obj.name} is not known")
+            self.watch_marker(name, value, node)
+            return value
         if is_unknown(obj) and obj.path is not None:
             return Unknown(self.src(node), f"`{obj.path}.{name}` is not bound", f"{obj.path}.{name}")
         return self.unknown(node, "getattr on a value that is not bound")
@@ -1154,6 +1181,8 @@ class _Interpreter:
         if isinstance(obj, Obj):
             if name in obj.methods or any(key == name for key, _ in obj.attrs):
                 return True
+            if obj.closed:
+                return False
             return self.unknown(node, f"whether {obj.name} has `{name}` is not known")
         if isinstance(obj, dict) and name in obj:
             return True
@@ -1169,6 +1198,7 @@ class _Interpreter:
             self.note(self.src(node), self.line(node), "setattr target could not be resolved")
             return None
         self.s.writes[f"{path}.{args[1]}"] = args[2]
+        self.s.write_lines[f"{path}.{args[1]}"] = self.line(node)
         return None
 
     def builtin_print(self, node, args, kwargs):
@@ -1296,11 +1326,12 @@ def _run(interp: _Interpreter, function: cst.FunctionDef, args: Mapping[str, Any
         unknowns=tuple(interp.unknowns),
         complete=complete,
         stopped=stopped,
+        write_lines=dict(interp.s.write_lines),
     )
 
 
-def _capture_loops(function: cst.FunctionDef, module: cst.Module, watch_path: str) -> frozenset:
-    """For loops whose body tests membership in ``watch_path``."""
+def _capture_loops(function: cst.FunctionDef, module: cst.Module, watch_path: str, marker: Optional[str] = None) -> frozenset:
+    """For loops whose body tests membership in ``watch_path`` (or reads the per-layer ``marker``)."""
     watched = watch_path
 
     def renders(node: cst.BaseExpression) -> Optional[str]:
@@ -1326,6 +1357,18 @@ def _capture_loops(function: cst.FunctionDef, module: cst.Module, watch_path: st
             if isinstance(node.operator, cst.In) and renders(node.comparator) == watched and self.stack:
                 self.loops.add(self.stack[-1])
 
+        def visit_Call(self, node: cst.Call) -> None:
+            if (
+                marker
+                and self.stack
+                and isinstance(node.func, cst.Name)
+                and node.func.value == "getattr"
+                and len(node.args) >= 2
+                and isinstance(node.args[1].value, cst.SimpleString)
+                and node.args[1].value.evaluated_value == marker
+            ):
+                self.loops.add(self.stack[-1])
+
     finder = LoopFinder()
     function.visit(finder)
     return frozenset(finder.loops)
@@ -1339,6 +1382,7 @@ def captured_indices(
     state_path: str = "self.layers_to_capture",
     args: Optional[Mapping[str, Any]] = None,
     first_line: int = 1,
+    marker_attribute: Optional[str] = None,
 ) -> CaptureResult:
     """Run a forward method's decoder loop on ``layers_to_capture``.
 
@@ -1351,8 +1395,8 @@ def captured_indices(
     module, positions, function = _parse_function(forward_source)
     bound = dict(env)
     bound[state_path] = list(layers_to_capture) if not is_unknown(layers_to_capture) else layers_to_capture
-    loops = _capture_loops(function, module, state_path)
-    interp = _Interpreter(module, positions, bound, first_line, watch_path=state_path, capture_loops=loops)
+    loops = _capture_loops(function, module, state_path, marker_attribute)
+    interp = _Interpreter(module, positions, bound, first_line, watch_path=state_path, capture_loops=loops, marker=marker_attribute)
     call_args = dict(args or {})
     for param in function.params.params:
         name = param.name.value

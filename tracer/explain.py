@@ -1,0 +1,729 @@
+"""Effective layers: which hidden states the draft really receives.
+
+Given one model of the scan JSON (its chain of setter hops, the state write and
+the decoder loop that reads it), the runner call sites, a target config and a
+draft config, this module evaluates the real setter bodies hop by hop on the
+config values (``tracer.evaluate``), then the decoder loop, and says in plain
+words what is captured on the eager path and in replayed CUDA graphs, with
+findings when that differs from what the draft was trained on.
+
+Conventions: index ``i`` in ``layers_to_capture`` is the hidden state
+*entering* layer ``i``, which is the output of layer ``i - 1``; index 0 is the
+embedding output (reported as -1).
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Optional, Sequence
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from tracer.configs import DraftConfig, TargetConfig
+from tracer.evaluate import Obj, Unknown, captured_indices, evaluate_function, is_unknown
+
+__all__ = ["explain_model", "format_explanation", "stage_ranges", "locate_function", "ExplainError"]
+
+# The protocol facts explain needs (rules/sglang-eagle3.toml); a caller may pass its own.
+DEFAULT_PROTOCOL = {
+    "name": "sglang-eagle3",
+    "setter": "set_eagle3_layers_to_capture",
+    "state_attribute": "layers_to_capture",
+    "ids_parameter": "layer_ids",
+    "id_shift": 1,
+    "fallback": "[2, num_layers // 2, num_layers - 3]",
+    # The keys SGLang's runner reads the ids from (spec_aux_hidden_state.py /
+    # model_runner.py: eagle_config["eagle_aux_hidden_state_layer_ids"] under a
+    # bare try/except). A top-level key is read only for the fc width.
+    "runner_ids_keys": ["eagle_config.eagle_aux_hidden_state_layer_ids"],
+    # Per-layer marker some models set instead of reading the list (qwen2_moe).
+    "marker_attribute": "_is_layer_to_capture",
+}
+PP_INDICES_FILES = ("sglang/srt/distributed/utils.py", "python/sglang/srt/distributed/utils.py", "srt/distributed/utils.py")
+
+
+class ExplainError(Exception):
+    pass
+
+
+# ------------------------------------------------------------ locating code
+
+
+@dataclass(frozen=True)
+class FunctionSource:
+    file: Path
+    name: str
+    qualname: str  # Class.method inside the module
+    source: str
+    first_line: int
+    last_line: int
+
+
+_FILE_CACHE: dict = {}
+
+
+def _functions_in(path: Path) -> list:
+    key = (str(path), path.stat().st_mtime_ns)
+    if key in _FILE_CACHE:
+        return _FILE_CACHE[key]
+    text = path.read_text(encoding="utf-8")
+    try:
+        wrapper = MetadataWrapper(cst.parse_module(text))
+    except cst.ParserSyntaxError as exc:
+        raise ExplainError(f"{path}: syntax error: {exc.message}") from exc
+    positions = wrapper.resolve(PositionProvider)
+    lines = text.splitlines(keepends=True)
+    found: list = []
+
+    class Collector(cst.CSTVisitor):
+        def __init__(self) -> None:
+            self.scope: list = []
+
+        def visit_ClassDef(self, node: cst.ClassDef) -> None:
+            self.scope.append(node.name.value)
+
+        def leave_ClassDef(self, node: cst.ClassDef) -> None:
+            self.scope.pop()
+
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+            pos = positions[node]
+            qual = ".".join(self.scope + [node.name.value])
+            source = "".join(lines[pos.start.line - 1 : pos.end.line])
+            found.append(FunctionSource(path, node.name.value, qual, source, pos.start.line, pos.end.line))
+            self.scope.append(node.name.value)
+
+        def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
+            self.scope.pop()
+
+    wrapper.module.visit(Collector())
+    _FILE_CACHE[key] = found
+    return found
+
+
+def locate_function(root: Path, file: str, line: Optional[int], name: Optional[str] = None, qualname: Optional[str] = None) -> FunctionSource:
+    """The innermost function of ``file`` whose lines hold ``line`` (its ``def``
+    or a line of its body); falls back to the qualname's method name."""
+    path = Path(root) / file
+    if not path.is_file():
+        raise ExplainError(f"{file}: not found under {root}")
+    functions = _functions_in(path)
+    if line is not None:
+        holding = [f for f in functions if f.first_line <= line <= f.last_line and (name is None or f.name == name)]
+        if holding:
+            return max(holding, key=lambda f: f.first_line)
+    if qualname:
+        parts = qualname.split(".")
+        for size in (2, 1):
+            tail = ".".join(parts[-size:])
+            matches = [f for f in functions if f.qualname == tail or f.qualname.endswith("." + tail)]
+            if len(matches) == 1:
+                return matches[0]
+    raise ExplainError(f"{file}:{line}: no function {name or ''} found there")
+
+
+# ------------------------------------------------------------ pipeline stages
+
+
+def stage_ranges(root: Path, num_layers: int, pp: int, environ: Optional[dict] = None) -> tuple:
+    """[(start, end)] per pipeline rank, computed by evaluating the release's own
+    ``get_pp_indices`` (so the version's remainder rule is used); (None, why) when it cannot."""
+    if pp == 1:
+        return [(0, num_layers)], None
+    for relative in PP_INDICES_FILES:
+        path = Path(root) / relative
+        if not path.is_file():
+            continue
+        functions = [f for f in _functions_in(path) if f.qualname == "get_pp_indices"]
+        if not functions:
+            continue
+        fn = functions[0]
+        ranges = []
+        for rank in range(pp):
+            outcome = evaluate_function(
+                fn.source,
+                args={"num_hidden_layers": num_layers, "pp_rank": rank, "pp_size": pp},
+                env={"os.environ": dict(environ or {})},
+                first_line=fn.first_line,
+            )
+            value = outcome.return_value
+            if outcome.raised or not outcome.complete or not isinstance(value, tuple) or any(is_unknown(v) for v in value):
+                why = outcome.raised.source if outcome.raised else (outcome.unknowns[0].why if outcome.unknowns else "no value")
+                return None, f"get_pp_indices ({relative}:{fn.first_line}) could not be evaluated for rank {rank}: {why}"
+            ranges.append(tuple(value))
+        return ranges, f"{relative}:{fn.first_line} get_pp_indices with SGLANG_PP_LAYER_PARTITION unset"
+    return None, "get_pp_indices was not found in the scanned tree"
+
+
+# ------------------------------------------------------------ chain evaluation
+
+
+@dataclass
+class _Rank:
+    rank: int
+    start: int
+    end: int
+    is_first: bool
+    is_last: bool
+
+
+def _base_env(config: dict, rank: _Rank, pp: int) -> dict:
+    return {
+        "self.config": config,
+        "self.pp_group.is_last_rank": rank.is_last,
+        "self.pp_group.is_first_rank": rank.is_first,
+        "self.pp_group.rank_in_group": rank.rank,
+        "self.pp_group.world_size": pp,
+        "self.start_layer": rank.start,
+        "self.end_layer": rank.end,
+        "os.environ": {},
+    }
+
+
+_CALL_RE = r"(self(?:\.\w+)+)\.{method}\s*\("
+
+
+def _delegation_receivers(source: str, method: str) -> list:
+    return list(dict.fromkeys(re.findall(_CALL_RE.format(method=re.escape(method)), source)))
+
+
+def _params(fn: FunctionSource) -> list:
+    module = cst.parse_module(__import__("textwrap").dedent(fn.source))
+    func = next(s for s in module.body if isinstance(s, cst.FunctionDef))
+    params = list(func.params.posonly_params) + list(func.params.params)
+    return [p.name.value for p in params if p.name.value not in ("self", "cls")]
+
+
+def _fmt(value: Any) -> str:
+    if is_unknown(value):
+        return f"unknown ({value.why})"
+    return repr(list(value)) if isinstance(value, tuple) else repr(value)
+
+
+def _run_chain(root: Path, hops: list, ids: Any, target: TargetConfig, rank: _Rank, pp: int, protocol: dict, store: dict) -> dict:
+    """Run the setter hops once (one runner call) on one rank; apply the writes
+    to ``store`` (absolute paths from the top model object)."""
+    steps: list = []
+    unknowns: list = []
+    early = raised = None
+    args = {protocol["ids_parameter"]: copy.deepcopy(ids)}
+    prefix = "self"
+    for index, hop in enumerate(hops):
+        name = hop["qualname"].rsplit(".", 1)[-1]
+        fn = locate_function(root, hop["file"], hop.get("line"), name, hop["qualname"])
+        config = target.config_for(inner=index > 0)
+        env = _base_env(config, rank, pp)
+        next_hop = hops[index + 1] if index + 1 < len(hops) else None
+        next_method = next_hop["qualname"].rsplit(".", 1)[-1] if next_hop else None
+        if next_method:
+            for receiver in _delegation_receivers(fn.source, next_method):
+                env[receiver] = Obj(next_hop["qualname"].rsplit(".", 2)[-2], methods=frozenset({next_method}))
+        # What this object already holds (earlier calls), relative to its own self.
+        for path, value in store.items():
+            if path.startswith(prefix + ".") and path[len(prefix):].count(".") >= 1:
+                env.setdefault("self" + path[len(prefix):], value)
+        outcome = evaluate_function(fn.source, args=args, env=env, first_line=fn.first_line)
+        where = f"{hop['file']}:{fn.first_line}"
+        config_name = "the text config" if (index > 0 and target.is_nested) else "the top config"
+        for note in outcome.unknowns:
+            unknowns.append({"expr": note.expr, "file": hop["file"], "line": note.line, "why": note.why})
+        taken = [b for b in outcome.branches if b.taken != "none" or True]
+        decided = "; ".join(
+            f"line {b.line}: `{b.condition}` is {'unknown' if b.taken == 'unknown' else bool(b.value)}" for b in taken
+        )
+        shown_args = ", ".join(f"{k}={_fmt(v)}" for k, v in args.items())
+        text = f"{fn.qualname} ({where}) called with {shown_args}, self.config = {config_name}"
+        if decided:
+            text += f"; {decided}"
+        for path, value in outcome.writes.items():
+            absolute = prefix + path[len("self"):]
+            store[absolute] = value
+        state_writes = {p: v for p, v in outcome.writes.items() if p.rsplit(".", 1)[-1] == protocol["state_attribute"]}
+        for path, value in state_writes.items():
+            text += f"; writes {path} = {_fmt(value)} (line {outcome.write_lines.get(path, '?')})"
+        marker = protocol.get("marker_attribute")
+        marks = sorted(p for p in outcome.writes if marker and p.endswith("." + marker))
+        if marks:
+            text += f"; marks {', '.join(marks)}"
+        if outcome.returned_early:
+            early = {"file": hop["file"], "line": outcome.returned_early.line, "condition": outcome.returned_early.condition, "hop": fn.qualname}
+            text += f"; returns early at line {outcome.returned_early.line} (`{outcome.returned_early.condition}`), so nothing is written on this rank"
+            steps.append(text)
+            break
+        if outcome.raised:
+            raised = {"file": hop["file"], "line": outcome.raised.line, "source": outcome.raised.source, "hop": fn.qualname}
+            text += f"; raises at line {outcome.raised.line}: {outcome.raised.source.splitlines()[0]}"
+            steps.append(text)
+            break
+        if not outcome.complete:
+            text += f"; evaluation stopped: {outcome.stopped.why if outcome.stopped else 'unknown'}"
+            steps.append(text)
+            break
+        if next_hop is None:
+            steps.append(text)
+            break
+        calls = [c for c in outcome.calls if c.method == next_method and c.receiver and c.receiver.startswith("self.")]
+        if not calls:
+            text += f"; does not call {next_method} on this path"
+            steps.append(text)
+            break
+        call = calls[-1]
+        if len(calls) > 1:
+            text += f" ({len(calls)} calls to {next_method}; following the last, line {call.line})"
+        text += f"; passes {_fmt(call.args[0]) if call.args else 'nothing'} to {call.receiver}.{next_method} (line {call.line})"
+        steps.append(text)
+        next_fn = locate_function(root, next_hop["file"], next_hop.get("line"), next_method, next_hop["qualname"])
+        names = _params(next_fn)
+        args = {n: v for n, v in zip(names, call.args)}
+        args.update(dict(call.kwargs))
+        prefix = prefix + call.receiver[len("self"):]
+    return {"steps": steps, "unknowns": unknowns, "returned_early": early, "raised": raised}
+
+
+def _state_owner_prefix(store: dict, attribute: str) -> Optional[str]:
+    owners = [p[: -len(attribute) - 1] for p in store if p.endswith("." + attribute)]
+    return owners[-1] if owners else None
+
+
+def _consumer_env(store: dict, owner: Optional[str], config: dict, rank: _Rank, pp: int, num_layers: int, marker: Optional[str]) -> dict:
+    env = _base_env(config, rank, pp)
+    env["forward_batch.can_run_tbo"] = False
+    layers = []
+    for i in range(num_layers):
+        attrs = []
+        if owner is not None and marker:
+            key = f"{owner}.layers[{i}].{marker}"
+            if key in store:
+                attrs.append((marker, store[key]))
+        layers.append(Obj(f"layers[{i}]", attrs=tuple(attrs), closed=True))
+    env["self.layers"] = layers
+    if owner is not None:
+        for path, value in store.items():
+            if path.startswith(owner + "."):
+                env.setdefault("self" + path[len(owner):], value)
+    return env
+
+
+# ------------------------------------------------------------ the explanation
+
+
+def _call_sequence(call_sites: Sequence[dict], protocol: str) -> list:
+    sites = [c for c in call_sites if c.get("protocol", protocol) == protocol]
+    if any("order" in c for c in sites):
+        return sorted(sites, key=lambda c: c.get("order", 0))
+    # Without an explicit order, calls made before graph capture ran first.
+    return sorted(sites, key=lambda c: 0 if c.get("before_graph_capture") else 1)
+
+
+def _finding(slug: str, severity: str, message: str, hint: str, file: Optional[str], line: Optional[int]) -> dict:
+    return {"slug": slug, "severity": severity, "message": message, "hint": hint, "file": file, "line": line}
+
+
+def explain_model(
+    root: Path,
+    model: dict,
+    call_sites: list,
+    target: TargetConfig,
+    draft: DraftConfig,
+    pp: int = 1,
+    *,
+    protocol: Optional[dict] = None,
+) -> dict:
+    root = Path(root)
+    proto = dict(DEFAULT_PROTOCOL)
+    proto.update(protocol or {})
+    state_attr = proto["state_attribute"]
+    marker = proto.get("marker_attribute")
+    chain = model.get("chain") or []
+    hops = [h for h in chain if h.get("kind") in ("setter", "delegate")]
+    reads = [h for h in chain if h.get("kind") == "read"]
+    unresolved = [h for h in chain if h.get("kind") == "unresolved"]
+    num_layers = target.num_hidden_layers
+    findings: list = []
+    unknowns: list = []
+    notes: list = []
+    result: dict = {
+        "entry": model.get("entry"),
+        "requested_ids": list(draft.layer_ids) if draft.layer_ids is not None else None,
+        "ids_key": draft.ids_key,
+        "runner_ids": None,
+        "num_hidden_layers": num_layers,
+        "hidden_size": target.hidden_size,
+        "pp": pp,
+        "steps": [],
+        "layers_to_capture": None,
+        "captured_indices": None,
+        "effective_layers": None,
+        "graph_layers": None,
+        "graph_layers_differ": False,
+        "expected_aux": None,
+        "ranks": [],
+        "calls": [],
+        "findings": findings,
+        "unknowns": unknowns,
+        "notes": notes,
+    }
+    if not hops:
+        unknowns.append({"expr": model.get("entry"), "file": model.get("file"), "line": model.get("line"), "why": "the chain has no setter hop (verdict %s)" % model.get("verdict")})
+        return result
+    for hop in unresolved:
+        unknowns.append({"expr": hop.get("qualname"), "file": hop.get("file"), "line": hop.get("line"), "why": hop.get("reason", "unresolved hop")})
+
+    # Which ids reach the setter: SGLang's runner reads only the nested key.
+    runner_keys = proto["runner_ids_keys"]
+    runner_ids = list(draft.layer_ids) if draft.layer_ids is not None and draft.ids_key in runner_keys else None
+    result["runner_ids"] = runner_ids
+    if draft.layer_ids is not None and runner_ids is None:
+        notes.append(
+            f"the draft names ids under `{draft.ids_key}`, but the runner reads only {', '.join('`%s`' % k for k in runner_keys)}; it calls the setter with None"
+        )
+    if draft.use_aux_hidden_state is False:
+        notes.append("the draft sets eagle_config.use_aux_hidden_state = false")
+
+    # Pipeline stages.
+    ranges, how = stage_ranges(root, num_layers, pp)
+    if ranges is None:
+        notes.append(f"pipeline stage ranges could not be computed: {how}")
+        ranks = [_Rank(pp - 1, 0, num_layers, pp == 1, True)]
+        ranges_known = False
+    else:
+        if pp > 1:
+            notes.append(f"pipeline stages {', '.join(f'rank {r}: layers {s}..{e - 1}' for r, (s, e) in enumerate(ranges))} ({how})")
+        ranks = [_Rank(r, s, e, r == 0, r == pp - 1) for r, (s, e) in enumerate(ranges)]
+        ranges_known = True
+
+    # The runner's calls, in start-up order.
+    sequence = _call_sequence(call_sites, proto["name"])
+    assumed_sequence = not sequence
+    if not sequence:
+        notes.append("no runner call sites given: assumed one call with the draft's ids (the eager path)")
+        sequence = [{"file": None, "line": None, "passes_ids": True, "before_graph_capture": False, "caller": "(assumed)"}]
+
+    last_rank = ranks[-1]
+    per_rank: dict = {}
+    for rank in ranks:
+        store: dict = {}
+        graph_store: Optional[dict] = None
+        runs = []
+        for site in sequence:
+            passes = site.get("passes_ids")
+            ids = runner_ids if passes else None
+            if passes is None:
+                unknowns.append({"expr": site.get("caller"), "file": site.get("file"), "line": site.get("line"), "why": "whether this call passes ids is unknown"})
+            run = _run_chain(root, hops, ids, target, rank, pp, proto, store)
+            run["site"] = site
+            run["ids"] = ids
+            runs.append(run)
+            if site.get("before_graph_capture"):
+                graph_store = copy.deepcopy(store)
+        per_rank[rank.rank] = {"rank": rank, "store": store, "graph_store": graph_store, "runs": runs}
+
+    # Steps and unknowns are reported for the last rank, where the captured states are used.
+    last = per_rank[last_rank.rank]
+    seen_unknowns = set()
+    for run in last["runs"]:
+        site = run["site"]
+        where = f"{site['file']}:{site['line']}" if site.get("file") else "the runner"
+        label = f"runner call at {where} ({site.get('caller', '?')}) passes {'ids ' + _fmt(run['ids']) if site.get('passes_ids') else 'no ids'}"
+        if site.get("before_graph_capture"):
+            label += ", before CUDA-graph capture"
+        result["steps"].append(label)
+        result["steps"].extend("  " + s for s in run["steps"])
+        result["calls"].append({"file": site.get("file"), "line": site.get("line"), "passes_ids": site.get("passes_ids"),
+                                "before_graph_capture": site.get("before_graph_capture"), "ids": run["ids"]})
+        for u in run["unknowns"]:
+            key = (u["expr"], u["line"], u["why"])
+            if key not in seen_unknowns:
+                seen_unknowns.add(key)
+                unknowns.append(u)
+
+    def capture_on(rank: _Rank, store: dict) -> Optional[dict]:
+        owner = _state_owner_prefix(store, state_attr)
+        ltc = store.get(f"{owner}.{state_attr}") if owner else None
+        out = {"owner": owner, "layers_to_capture": ltc, "captured": None, "visited": None, "result": None}
+        if ltc is None:
+            out["layers_to_capture"] = None
+        config = target.config_for(inner=True)
+        env = _consumer_env(store, owner, config, rank, pp, num_layers, marker)
+        value = ltc if ltc is not None else []  # __init__ sets an empty list
+        # The reader that holds the decoder loop (a chain may list the setter's own read first).
+        for read in reversed(reads):
+            fn = locate_function(root, read["file"], read.get("line"), None, read.get("qualname"))
+            result_ = captured_indices(fn.source, value, env, state_path=f"self.{state_attr}", first_line=fn.first_line, marker_attribute=marker)
+            if result_.loop_line is not None:
+                out.update(captured=list(result_.captured), visited=list(result_.visited), result=result_, read=read, fn=fn)
+                break
+        return out
+
+    eager = capture_on(last_rank, last["store"])
+    graph = capture_on(last_rank, last["graph_store"]) if last["graph_store"] is not None else None
+    cap = eager.get("result")
+    result["layers_to_capture"] = _plain(eager["layers_to_capture"])
+    if cap is not None:
+        for note in cap.unknowns:
+            unknowns.append({"expr": note.expr, "file": eager["read"]["file"], "line": note.line, "why": note.why})
+        if cap.complete:
+            result["captured_indices"] = list(cap.captured)
+            result["effective_layers"] = list(cap.captured_outputs)
+        result["loop"] = {"file": eager["read"]["file"], "line": cap.loop_line, "source": cap.loop_source, "visited": [cap.visited[0], cap.visited[-1]] if cap.visited else []}
+    if assumed_sequence or any(s.get("before_graph_capture") is None for s in sequence):
+        notes.append("the order of runner calls relative to CUDA-graph capture is not known: graph layers not computed")
+    elif any(s.get("before_graph_capture") for s in sequence):
+        if graph is not None and graph.get("result") is not None and graph["result"].complete:
+            result["graph_layers"] = list(graph["result"].captured_outputs)
+            result["graph_layers_to_capture"] = _plain(graph["layers_to_capture"])
+            result["graph_layers_differ"] = result["graph_layers"] != result["effective_layers"]
+    else:
+        notes.append("no runner call happens before CUDA-graph capture: graphs are captured with the initial empty list")
+        result["graph_layers"] = []
+        result["graph_layers_differ"] = result["effective_layers"] != []
+
+    # ------------------------------------------------------------ findings
+    shift = proto["id_shift"]
+    final_run = last["runs"][-1]
+    setter_hop = hops[0]
+    loop_file = eager["read"]["file"] if cap is not None else None
+    loop_line = cap.loop_line if cap is not None else None
+    layers_to_capture = result["layers_to_capture"]
+    effective = result["effective_layers"]
+
+    fallback_store: dict = {}
+    fallback_run = _run_chain(root, hops, None, target, last_rank, pp, proto, fallback_store)
+    del fallback_run
+    fallback_owner = _state_owner_prefix(fallback_store, state_attr)
+    fallback_ltc = _plain(fallback_store.get(f"{fallback_owner}.{state_attr}")) if fallback_owner else None
+    write_hop = next((h for h in chain if h.get("kind") == "write"), None)
+
+    if final_run["ids"] is None and not final_run["returned_early"]:
+        site = final_run["site"]
+        if draft.layer_ids is None:
+            why = f"the draft config {draft.path.name} names no layer ids ({' / '.join(proto['runner_ids_keys'])} absent)"
+        elif runner_ids is None:
+            why = f"the draft's ids {list(draft.layer_ids)} are under `{draft.ids_key}`, which SGLang's runner does not read"
+        else:
+            why = f"the last runner call ({site.get('file')}:{site.get('line')}) passes no ids"
+        findings.append(_finding(
+            "fallback-triggered", "warning",
+            f"{why}, so the fallback {proto['fallback']} runs: layers_to_capture = {layers_to_capture}, capturing the outputs of layers {effective}",
+            "put the ids under eagle_config.eagle_aux_hidden_state_layer_ids in the draft's config.json" if draft.layer_ids is None or runner_ids is None
+            else "pass the draft's ids on every call of the setter",
+            (write_hop or setter_hop).get("file"), (write_hop or setter_hop).get("line"),
+        ))
+    if result["graph_layers_differ"] and result["graph_layers"] is not None:
+        graph_sites = [s for s in sequence if s.get("before_graph_capture")]
+        site = graph_sites[-1] if graph_sites else {}
+        findings.append(_finding(
+            "fallback-triggered", "warning",
+            f"CUDA graphs are captured after the call at {site.get('file')}:{site.get('line')} "
+            f"({'no ids' if not site.get('passes_ids') else 'with ids'}), so replayed graphs capture the outputs of layers {result['graph_layers']} "
+            f"while the eager path captures {effective}",
+            "make the configured setter call before CUDA-graph capture, or pass the ids in the graph runner's call",
+            site.get("file"), site.get("line"),
+        ))
+
+    if runner_ids is not None and final_run["ids"] is not None and isinstance(layers_to_capture, list):
+        expected = [i + shift for i in runner_ids]
+        if layers_to_capture != expected:
+            line = None
+            for run_hop in hops[::-1]:
+                line = line or run_hop.get("line")
+            findings.append(_finding(
+                "offset-mismatch", "error",
+                f"the draft was trained on the outputs of layers {runner_ids} (layers_to_capture should be {expected} with the +{shift} shift), "
+                f"but the setter stores {layers_to_capture}, which captures the outputs of layers {[i - shift for i in layers_to_capture]}",
+                "apply the same +1 shift to explicit ids in every setter (input of layer i = output of layer i-1)",
+                (write_hop or setter_hop).get("file"), (write_hop or setter_hop).get("line"),
+            ))
+
+    guard_early = any(per_rank[r.rank]["runs"][-1]["returned_early"] for r in ranks[:-1]) if pp > 1 else False
+    earlier_lost: list = []
+    if pp > 1 and isinstance(layers_to_capture, list):
+        if not ranges_known:
+            findings.append(_finding(
+                "pipeline-guard", "warning",
+                f"with pp={pp} the stage ranges could not be computed ({how}); which ids live on earlier stages is unknown",
+                "check get_pp_indices / SGLANG_PP_LAYER_PARTITION", setter_hop.get("file"), setter_hop.get("line")))
+        else:
+            earlier_lost = [i for i in layers_to_capture if i < last_rank.start]
+            if earlier_lost:
+                guard = next((per_rank[r.rank]["runs"][-1]["returned_early"] for r in ranks[:-1] if per_rank[r.rank]["runs"][-1]["returned_early"]), None)
+                what = (f"the setter returns early off the last rank ({guard['hop']}, line {guard['line']}: `{guard['condition']}`)" if guard_early
+                        else "earlier stages' aux states are not sent to the last rank")
+                findings.append(_finding(
+                    "pipeline-guard", "error",
+                    f"with pp={pp} the last stage runs layers {last_rank.start}..{last_rank.end - 1}; "
+                    f"layers_to_capture entries {earlier_lost} (outputs of layers {[i - 1 for i in earlier_lost]}) lie on earlier stages and {what}, so they are never captured",
+                    "capture on every stage and send aux states with the pipeline proxy tensors, or choose ids on the last stage",
+                    (guard or setter_hop).get("file"), (guard or setter_hop).get("line")))
+
+    if cap is not None and cap.complete and isinstance(layers_to_capture, list):
+        missed = [i for i in cap.never_visited if i not in earlier_lost]
+        if missed:
+            findings.append(_finding(
+                "unreachable-layer", "error",
+                f"layers_to_capture entries {missed} are never visited by the loop over {cap.visited[0] if cap.visited else '?'}..{cap.visited[-1] if cap.visited else '?'} "
+                f"(`{cap.loop_source}`), so the outputs of layers {[i - 1 for i in missed]} are silently dropped and {len(cap.captured)} of {len(layers_to_capture)} states are captured",
+                f"ids must be in 0..{num_layers - 2} for a {num_layers}-layer target (the last layer's output is never captured by this loop)",
+                loop_file, loop_line))
+
+    count, source = draft.expected_aux_count(target.hidden_size)
+    result["expected_aux"] = {"count": count, "source": source}
+    if draft.target_hidden_size is not None and target.hidden_size is not None and draft.target_hidden_size != target.hidden_size:
+        findings.append(_finding(
+            "count-mismatch", "error",
+            f"the draft was trained for a target with hidden size {draft.target_hidden_size}, but this target's hidden size is {target.hidden_size}",
+            "use a draft trained for this target", str(draft.path), None))
+    if count is not None and cap is not None and cap.complete:
+        got = len(cap.captured)
+        if got != count:
+            hidden = draft.target_hidden_size or target.hidden_size
+            dup = ""
+            if isinstance(layers_to_capture, list) and len(set(layers_to_capture)) != len(layers_to_capture):
+                dup = f" (layers_to_capture {layers_to_capture} repeats an index, which the loop captures once)"
+            findings.append(_finding(
+                "count-mismatch", "error",
+                f"the draft expects {count} aux states ({source}) but the loop captures {got}{dup}: "
+                f"{got} x {hidden} = {got * hidden if hidden else '?'} inputs instead of {count * hidden if hidden else '?'}",
+                "make the captured ids match the draft's training ids one to one",
+                loop_file, loop_line))
+    elif count is None:
+        notes.append(f"expected number of aux states unknown: {source}")
+
+    result["ranks"] = [
+        {"rank": r.rank, "layers": [r.start, r.end], "returned_early": bool(per_rank[r.rank]["runs"][-1]["returned_early"])}
+        for r in ranks
+    ]
+    return result
+
+
+def _plain(value: Any) -> Any:
+    if is_unknown(value):
+        return {"unknown": value.expr, "why": value.why}
+    if isinstance(value, tuple):
+        return list(value)
+    return value
+
+
+# ------------------------------------------------------------ words
+
+
+def _outputs(indices: Optional[list]) -> str:
+    if indices is None:
+        return "unknown"
+    if not indices:
+        return "nothing"
+    parts = ["the embedding output" if i == -1 else f"layer {i}" for i in indices]
+    return ", ".join(parts)
+
+
+def format_explanation(result: dict) -> str:
+    lines = []
+    entry = result.get("entry") or "?"
+    lines.append(f"{entry}")
+    n = result.get("num_hidden_layers")
+    lines.append(f"  target: {n} layers, hidden size {result.get('hidden_size')}" + (f", pp={result['pp']}" if result.get("pp", 1) > 1 else ""))
+    if result.get("requested_ids") is None:
+        lines.append("  draft: names no layer ids")
+    else:
+        lines.append(f"  draft asks for the outputs of layers {result['requested_ids']} (from `{result['ids_key']}`)")
+    if result.get("runner_ids") is None and result.get("requested_ids") is not None:
+        lines.append("  the runner does not read that key, so it passes no ids")
+    lines.append("")
+    lines.append("What the code does:")
+    for step in result.get("steps", []):
+        lines.append(f"  {step}")
+    lines.append("")
+    ltc = result.get("layers_to_capture")
+    lines.append(f"  layers_to_capture = {ltc}")
+    loop = result.get("loop")
+    if loop:
+        visited = loop.get("visited") or []
+        span = f"{visited[0]}..{visited[1]}" if len(visited) == 2 else "an unknown range"
+        lines.append(f"  the decoder loop `{loop.get('source')}` ({loop.get('file')}:{loop.get('line')}) visits layers {span}")
+    captured = result.get("captured_indices")
+    if captured is not None:
+        lines.append(f"  it captures the input of layers {captured}, i.e. the output of {_outputs(result.get('effective_layers'))}")
+        lines.append("  (the input of layer i is the output of layer i-1; index 0 is the embedding output)")
+    else:
+        lines.append("  the captured layers could not be determined")
+    lines.append("")
+    lines.append(f"Eager path captures the outputs of: {_outputs(result.get('effective_layers'))}")
+    if result.get("graph_layers_differ"):
+        lines.append(f"Replayed CUDA graphs capture the outputs of: {_outputs(result.get('graph_layers'))}")
+    else:
+        lines.append("Replayed CUDA graphs capture the same layers")
+    expected = result.get("expected_aux") or {}
+    if expected.get("count") is not None:
+        lines.append(f"The draft expects {expected['count']} aux states ({expected['source']})")
+    for note in result.get("notes", []):
+        lines.append(f"note: {note}")
+    findings = result.get("findings", [])
+    lines.append("")
+    if findings:
+        lines.append("Findings:")
+        for f in findings:
+            where = f"{f['file']}:{f['line']}" if f.get("line") else (f.get("file") or "")
+            lines.append(f"  {where}: {f['slug']} ({f['severity']}) {f['message']}")
+            lines.append(f"      fix: {f['hint']}")
+    else:
+        lines.append("No findings.")
+    unknowns = result.get("unknowns", [])
+    if unknowns:
+        lines.append("Could not evaluate:")
+        for u in unknowns:
+            lines.append(f"  {u.get('file')}:{u.get('line')}: `{str(u.get('expr')).splitlines()[0]}`: {u.get('why')}")
+    return "\n".join(lines)
+
+
+# ------------------------------------------------------------ command
+
+
+def explain_command():  # pragma: no cover - wired by the CLI
+    import json
+
+    import click
+
+    from tracer.configs import ConfigError, load_draft_config, load_target_config
+
+    @click.command("explain")
+    @click.argument("path", type=click.Path(exists=True, file_okay=False))
+    @click.option("--target-config", required=True, type=click.Path(exists=True), help="target config.json or its folder")
+    @click.option("--draft-config", required=True, type=click.Path(exists=True), help="draft config.json or its folder")
+    @click.option("--entry", default=None, help="entry class (default: the target's architectures)")
+    @click.option("--pp", default=1, type=int, show_default=True, help="pipeline-parallel size")
+    @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
+    def explain(path, target_config, draft_config, entry, pp, fmt):
+        """Explain which hidden states one model's EAGLE-3 chain really captures."""
+        from tracer.engine import scan_to_json
+
+        try:
+            target = load_target_config(target_config)
+            draft = load_draft_config(draft_config)
+        except ConfigError as exc:
+            raise click.UsageError(str(exc))
+        scan = scan_to_json(path)
+        model = pick_model(scan, target, entry, DEFAULT_PROTOCOL["name"])
+        if model is None:
+            raise click.UsageError(f"no entry class matches {entry or list(target.architectures)}")
+        root = Path(scan.get("root") or path)
+        result = explain_model(root, model, scan.get("call_sites", []), target, draft, pp=pp)
+        click.echo(json.dumps(result, indent=2, default=str) if fmt == "json" else format_explanation(result))
+        if any(f["severity"] == "error" for f in result["findings"]):
+            raise SystemExit(1)
+
+    return explain
+
+
+def pick_model(scan: dict, target: TargetConfig, entry: Optional[str], protocol: str) -> Optional[dict]:
+    """The scan model for ``entry`` (full or class name) or the target's architectures."""
+    models = [m for m in scan.get("models", []) if m.get("protocol", protocol) == protocol]
+    wanted = [entry] if entry else list(target.architectures)
+    for name in wanted:
+        for model in models:
+            qual = model.get("entry", "")
+            if qual == name or qual.rsplit(".", 1)[-1] == name:
+                return model
+    return None
