@@ -1,0 +1,338 @@
+"""Per-release plumbing: everything the harness does around SGLang's model
+code that changed between releases.
+
+Two layouts are known:
+
+* ``runtime-context`` (0.5.23 style): configuration is published through
+  ``sglang.srt.runtime_context``; the attention backend and pools are found
+  through ``forward_context(ForwardContext(attn_backend=...))``.
+* ``batch-fields`` (0.5.6 style): configuration is a module global
+  (``set_global_server_args_for_scheduler``); the backend and pools are
+  fields of ``ForwardBatch``.
+
+The layout is detected from the files of the release, never from its
+version string alone, so a release between the two picks whichever plumbing
+it really has. The model classes, their setters, loaders and capture loops
+are never patched.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import os
+import re
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Dict, List, Optional
+
+from . import stubs
+
+
+class FrameworkNotFound(RuntimeError):
+    pass
+
+
+@dataclasses.dataclass(frozen=True)
+class Release:
+    root: str  # the folder that holds the ``sglang`` package
+    version: str
+    layout: str  # "runtime-context" | "batch-fields"
+
+    @property
+    def srt(self) -> Path:
+        return Path(self.root) / "sglang" / "srt"
+
+
+def _read_version(pkg: Path) -> str:
+    for name in ("_version.py", "version.py"):
+        path = pkg / name
+        if path.is_file():
+            match = re.search(r"""^__version__\s*(?::\s*str\s*)?=\s*['"]([^'"]+)['"]""",
+                              path.read_text(), re.M)
+            if match:
+                return match.group(1)
+    for meta in Path(pkg.parent).glob("sglang-*.dist-info/METADATA"):
+        match = re.search(r"^Version: (\S+)", meta.read_text(), re.M)
+        if match:
+            return match.group(1)
+    return "unknown"
+
+
+def locate(framework: Optional[str]) -> Release:
+    """Find the SGLang tree to run, without importing it."""
+    if framework:
+        path = Path(framework).resolve()
+        if (path / "sglang" / "__init__.py").is_file():
+            root = path
+        elif (path / "__init__.py").is_file() and path.name == "sglang":
+            root = path.parent
+        elif (path / "python" / "sglang" / "__init__.py").is_file():  # a source checkout
+            root = path / "python"
+        else:
+            raise FrameworkNotFound(f"no sglang package under {framework}")
+    else:
+        import importlib.util
+
+        spec = importlib.util.find_spec("sglang")
+        if spec is None or not spec.origin:
+            raise FrameworkNotFound("sglang is not importable; pass --framework RELEASE_FOLDER")
+        root = Path(spec.origin).parent.parent
+    pkg = root / "sglang"
+    srt = pkg / "srt"
+    if (srt / "runtime_context.py").is_file() and (srt / "model_executor" / "forward_context.py").is_file():
+        layout = "runtime-context"
+    else:
+        layout = "batch-fields"
+    return Release(root=str(root), version=_read_version(pkg), layout=layout)
+
+
+def _graph_safe_decode(base):
+    """A subclass of SGLang's TorchNativeAttnBackend whose per-sequence decode
+    loop reads a fixed number of KV slots under a length mask instead of
+    slicing by a tensor length (a host sync, which CUDA-graph capture
+    forbids). Cache writes, pools and every other method stay SGLang's."""
+    import torch
+    from torch.nn.functional import scaled_dot_product_attention
+
+    class GraphSafeTorchNativeAttnBackend(base):
+        max_kv_len = 64
+
+        def _run_sdpa_forward_decode(self, query, output, k_cache, v_cache, req_to_token,
+                                     req_pool_indices, seq_lens, *rest, scaling=None,
+                                     enable_gqa=False, causal=False, **kwargs):
+            query = query.movedim(0, query.dim() - 2)  # [heads, tokens, dim]
+            length = self.max_kv_len
+            slots = torch.arange(length, device=query.device)
+            for seq in range(seq_lens.shape[0]):
+                tokens = req_to_token[req_pool_indices[seq:seq + 1], :length][0]
+                key = k_cache[tokens].movedim(0, query.dim() - 2)
+                value = v_cache[tokens].movedim(0, query.dim() - 2)
+                mask = (slots < seq_lens[seq:seq + 1]).view(1, 1, length)
+                q = query[:, seq:seq + 1, :]
+                if not (q.dtype == key.dtype == value.dtype):
+                    key, value = key.to(q.dtype), value.to(q.dtype)
+                out = scaled_dot_product_attention(
+                    q.unsqueeze(0), key.unsqueeze(0), value.unsqueeze(0), attn_mask=mask,
+                    enable_gqa=enable_gqa, scale=scaling)
+                output[seq:seq + 1] = out.squeeze(0).movedim(query.dim() - 2, 0)
+            return output
+
+    return GraphSafeTorchNativeAttnBackend
+
+
+class Adapter:
+    """What differs between releases. One instance per process: SGLang keeps
+    process-wide singletons, so the environment is set up once."""
+
+    layout = ""
+
+    def __init__(self, release: Release, device: str):
+        self.release = release
+        self.device = device
+        self.patches: List[str] = []
+        self._mla_registered = False
+        self.stubbed: List[str] = []
+
+    # -- environment -----------------------------------------------------
+    def stub_roots(self) -> List[str]:
+        roots = list(stubs.DEFAULT_ROOTS)
+        if self.device == "cuda":
+            roots += stubs.CUDA_ROOTS
+        return roots
+
+    def prepare_process(self) -> None:
+        os.environ.setdefault("TORCHDYNAMO_DISABLE", "1")  # see notes: dynamo vs the triton stub
+        os.environ.setdefault("SGLANG_FORCE_FUSED_OP_BACKEND", "torch")
+        os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
+        os.environ.setdefault("MASTER_PORT", str(29500 + os.getpid() % 2000))
+        if self.device == "cpu":
+            os.environ.setdefault("CUDA_VISIBLE_DEVICES", "")
+        if self.release.root not in sys.path:
+            sys.path.insert(0, self.release.root)
+        self.stubbed = stubs.install(self.stub_roots())
+        if "TORCHDYNAMO_DISABLE" in os.environ:
+            self.patches.append("env TORCHDYNAMO_DISABLE=1 (DeepSeek's compiled top-k runs eager)")
+        self.patches.append("env SGLANG_FORCE_FUSED_OP_BACKEND=torch (fused ops run forward_native)")
+
+    def init_distributed(self) -> None:
+        raise NotImplementedError
+
+    # -- batches and backends -------------------------------------------
+    def forward_batch(self, **fields):
+        from sglang.srt.model_executor.forward_batch_info import ForwardBatch
+
+        names = {f.name for f in dataclasses.fields(ForwardBatch)}
+        return ForwardBatch(**{k: v for k, v in fields.items() if k in names})
+
+    def attention_backend(self, req_pool, kv_pool, graph_safe: bool = False):
+        from sglang.srt.layers.attention.torch_native_backend import TorchNativeAttnBackend
+
+        cls = _graph_safe_decode(TorchNativeAttnBackend) if graph_safe else TorchNativeAttnBackend
+        backend = cls(SimpleNamespace(device=self.device, req_to_token_pool=req_pool,
+                                      token_to_kv_pool=kv_pool))
+        # the name a runner stamps on its backend; DeepSeek dispatches on it
+        backend.prefill_attention_backend_str = "torch_native"
+        backend.decode_attention_backend_str = "torch_native"
+        return backend
+
+    @contextlib.contextmanager
+    def attention_scope(self, backend, forward_batch):
+        """Make ``backend`` the one the model's attention layers find."""
+        raise NotImplementedError
+        yield
+
+    # -- model-specific plumbing ----------------------------------------
+    def deepseek_mla_under_torch_native(self) -> None:
+        raise NotImplementedError
+
+    def init_dp_attention(self, hf_config) -> None:
+        pass
+
+    def setter_order(self) -> List[Dict[str, object]]:
+        """The setter calls around CUDA-graph capture, in the runner's order,
+        each with the release line that makes it."""
+        raise NotImplementedError
+
+    def _find_line(self, rel: str, pattern: str) -> str:
+        path = self.release.srt / rel
+        try:
+            for number, line in enumerate(path.read_text().splitlines(), 1):
+                if re.search(pattern, line):
+                    return f"sglang/srt/{rel}:{number}"
+        except OSError:
+            pass
+        return f"sglang/srt/{rel}:?"
+
+
+class RuntimeContextAdapter(Adapter):
+    layout = "runtime-context"
+
+    def prepare_process(self) -> None:
+        super().prepare_process()
+        if self.device == "cpu":
+            # Without this a rope module on a platform that is neither CUDA
+            # nor the sgl-kernel CPU engine imports vllm's CUDA rope kernel,
+            # which only forward_cuda would call.
+            import sglang.srt.layers.rotary_embedding.base as rope_base
+
+            rope_base._is_cpu = True
+            self.patches.append("sglang.srt.layers.rotary_embedding.base._is_cpu = True (CPU only)")
+
+    def init_distributed(self) -> None:
+        import torch.distributed as dist
+        from sglang.srt import runtime_context
+        from sglang.srt.distributed import parallel_state
+        from sglang.srt.server_args import ServerArgs
+
+        if not dist.is_initialized():
+            parallel_state.init_distributed_environment(world_size=1, rank=0, local_rank=0,
+                                                        backend="gloo")
+        runtime_context.reset_context()
+        runtime_context.publish(
+            ServerArgs(model_path="dummy", tp_size=1, ep_size=1, pp_size=1, device=self.device),
+            role="test", ranks=runtime_context.SpawnRanks(world_rank=0))
+        runtime_context.get_parallel().override_permanently(world_group=parallel_state._WORLD)
+        if not parallel_state.model_parallel_is_initialized():
+            parallel_state.initialize_model_parallel(backend="gloo")
+
+    @contextlib.contextmanager
+    def attention_scope(self, backend, forward_batch):
+        from sglang.srt.model_executor.forward_context import ForwardContext, forward_context
+
+        with forward_context(ForwardContext(attn_backend=backend), forward_batch=forward_batch):
+            yield
+
+    def deepseek_mla_under_torch_native(self) -> None:
+        if self._mla_registered:
+            return
+        self._mla_registered = True
+        from sglang.srt.models.deepseek_common import attention_backend_handler as handler
+
+        handler.AttentionBackendRegistry.register(
+            "torch_native", lambda attn, fb, *a: handler.AttnForwardMethod.MLA)
+        self.patches.append("AttentionBackendRegistry.register('torch_native' -> MLA) (DeepSeek: "
+                            "no torch_native handler; the triton fallback picks MHA prefill)")
+
+    def setter_order(self):
+        return [
+            {"call": "set_eagle3_layers_to_capture(draft ids)",
+             "at": self._find_line("model_executor/model_runner_components/attention_backend_setup.py",
+                                   r"model\.set_eagle3_layers_to_capture\(")},
+            {"call": "capture decode CUDA graph",
+             "at": self._find_line("model_executor/model_runner.py", r"def init_cuda_graphs")},
+        ]
+
+
+class BatchFieldsAdapter(Adapter):
+    layout = "batch-fields"
+
+    def stub_roots(self):
+        return super().stub_roots() + stubs.OLD_RELEASE_ROOTS
+
+    def prepare_process(self) -> None:
+        super().prepare_process()
+        if "vllm" in self.stubbed:
+            # On a CPU without AMX, layers/activation.py and layers/layernorm.py
+            # end with ``from vllm... import SiluAndMul, RMSNorm, ...``,
+            # replacing SGLang's own classes; hand SGLang's classes back.
+            stubs.hand_back("vllm.model_executor.layers.activation", "sglang.srt.layers.activation")
+            stubs.hand_back("vllm.model_executor.layers.layernorm", "sglang.srt.layers.layernorm")
+            self.patches.append("vllm stub hands back SGLang's own SiluAndMul/GeluAndMul/RMSNorm/"
+                                "GemmaRMSNorm (their non-AMX fallback import)")
+
+    def init_distributed(self) -> None:
+        import torch.distributed as dist
+        from sglang.srt.distributed import parallel_state
+        from sglang.srt.server_args import ServerArgs, set_global_server_args_for_scheduler
+
+        self.server_args = ServerArgs(model_path="dummy", device=self.device)
+        set_global_server_args_for_scheduler(self.server_args)
+        if not dist.is_initialized():
+            parallel_state.init_distributed_environment(world_size=1, rank=0, local_rank=0,
+                                                        backend="gloo")
+        if not parallel_state.model_parallel_is_initialized():
+            parallel_state.initialize_model_parallel(backend="gloo")
+
+    def init_dp_attention(self, hf_config) -> None:
+        import torch
+        from sglang.srt.layers.dp_attention import initialize_dp_attention
+
+        initialize_dp_attention(self.server_args, SimpleNamespace(
+            hidden_size=hf_config.hidden_size, dtype=torch.float32))
+
+    @contextlib.contextmanager
+    def attention_scope(self, backend, forward_batch):
+        forward_batch.attn_backend = backend
+        forward_batch.token_to_kv_pool = backend.token_to_kv_pool
+        forward_batch.req_to_token_pool = backend.req_to_token_pool
+        yield
+
+    def deepseek_mla_under_torch_native(self) -> None:
+        if self._mla_registered:
+            return
+        self._mla_registered = True
+        from sglang.srt.models import deepseek_v2
+
+        deepseek_v2.AttentionBackendRegistry.register(
+            "torch_native", lambda attn, fb, *a: deepseek_v2.AttnForwardMethod.MLA)
+        self.server_args.attention_backend = "torch_native"
+        self.patches.append("AttentionBackendRegistry.register('torch_native' -> MLA) (DeepSeek)")
+
+    def setter_order(self):
+        return [
+            {"call": "set_eagle3_layers_to_capture()  (no ids: fallback)",
+             "at": self._find_line("model_executor/cuda_graph_runner.py",
+                                   r"set_eagle3_layers_to_capture\(\)")},
+            {"call": "capture decode CUDA graph",
+             "at": self._find_line("model_executor/cuda_graph_runner.py", r"self\.capture\(\)")},
+            {"call": "set_eagle3_layers_to_capture(draft ids)",
+             "at": self._find_line("model_executor/model_runner.py",
+                                   r"set_eagle3_layers_to_capture\(eagle_aux")},
+        ]
+
+
+def adapter_for(release: Release, device: str) -> Adapter:
+    cls = RuntimeContextAdapter if release.layout == "runtime-context" else BatchFieldsAdapter
+    return cls(release, device)
