@@ -1,9 +1,9 @@
-"""Setter with one redundant dead write beside a working chain (tracer example).
+"""A redundant write of the output flag beside a working chain: must stay quiet (tracer example).
 
-The review of sglang #8801: Qwen2Model never reads capture_aux_hidden_states,
-so setting it on self.model does nothing. The chain itself is complete (the
-flag on self and self.model.layers_to_capture are both live), so this is a
-warning and the verdict stays ok.
+The shape sglang #8801 merged: Qwen2Model never reads capture_aux_hidden_states,
+so setting it on self.model does nothing, but it breaks nothing either. The
+flag on self and self.model.layers_to_capture are both live, so there is no
+finding and the verdict is ok (as for the real 0.5.6 Qwen2.5-VL).
 """
 
 import logging
@@ -39,7 +39,7 @@ class Qwen2_5_VLForConditionalGeneration(nn.Module):
 
     def set_eagle3_layers_to_capture(self, layer_ids: Optional[List[int]] = None):
         self.capture_aux_hidden_states = True
-        self.model.capture_aux_hidden_states = True  # expect: dead-write
+        self.model.capture_aux_hidden_states = True
         if layer_ids is None:
             num_layers = self.config.num_hidden_layers
             logger.warning("EAGLE3: no aux layer ids given; capturing defaults")
