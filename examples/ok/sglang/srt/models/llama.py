@@ -1,4 +1,4 @@
-"""Plain decoder + causal LM with its own EAGLE-3 setter (tracer example)."""
+"""Decoder + causal LM with its own setter; self.model from an overridable factory (tracer example)."""
 
 import logging
 from typing import List, Optional
@@ -12,7 +12,6 @@ logger = logging.getLogger(__name__)
 class LlamaDecoderLayer(nn.Module):
     def __init__(self, config, layer_id: int = 0) -> None:
         super().__init__()
-        self.layer_id = layer_id
         self.mlp = nn.Linear(config.hidden_size, config.hidden_size)
 
     def forward(self, positions, hidden_states, forward_batch, residual):
@@ -28,7 +27,6 @@ class LlamaModel(nn.Module):
         self.layers = nn.ModuleList(
             [LlamaDecoderLayer(config, i) for i in range(config.num_hidden_layers)]
         )
-        # For EAGLE3 support
         self.layers_to_capture = []
 
     def forward(self, input_ids, positions, forward_batch, input_embeds=None):
@@ -50,10 +48,12 @@ class LlamaForCausalLM(nn.Module):
     def __init__(self, config, quant_config=None, prefix: str = "") -> None:
         super().__init__()
         self.config = config
-        self.model = LlamaModel(config)
+        self.model = self._init_model(config, quant_config, prefix="model")
         self.lm_head = nn.Linear(config.hidden_size, config.vocab_size, bias=False)
-        # For EAGLE3 support
         self.capture_aux_hidden_states = False
+
+    def _init_model(self, config, quant_config=None, prefix: str = ""):
+        return LlamaModel(config)
 
     @torch.no_grad()
     def forward(self, input_ids, positions, forward_batch, input_embeds=None):
@@ -70,7 +70,6 @@ class LlamaForCausalLM(nn.Module):
             logger.warning("EAGLE3: draft config names no layer ids; using defaults")
             self.model.layers_to_capture = [2, num_layers // 2, num_layers - 3]
         else:
-            # for the ith layer sglang captures the output of layer i-1
             self.model.layers_to_capture = [val + 1 for val in layer_ids]
 
 
