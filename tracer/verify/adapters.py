@@ -49,7 +49,8 @@ def _read_version(pkg: Path) -> str:
     for name in ("_version.py", "version.py"):
         path = pkg / name
         if path.is_file():
-            match = re.search(r"""^__version__\s*(?::\s*str\s*)?=\s*['"]([^'"]+)['"]""",
+            match = re.search(r"""^(?:__version__|version)\s*(?::\s*str\s*)?=\s*"""
+                              r"""(?:__version__\s*=\s*|version\s*=\s*)*['"]([^'"]+)['"]""",
                               path.read_text(), re.M)
             if match:
                 return match.group(1)
