@@ -33,6 +33,7 @@ __all__ = [
     "evaluate_function",
     "captured_indices",
     "is_unknown",
+    "contains_unknown",
 ]
 
 _MAX_STEPS = 200_000
@@ -462,8 +463,9 @@ class _Interpreter:
         if path is None or self.root_is_local(target):
             self.note(self.src(target), self.line(target), "assignment target could not be resolved")
             return
-        if is_unknown(value):
-            self.note(value.expr, self.line(target), f"value written to {path}: {value.why}")
+        unknown = _first_unknown(value)
+        if unknown is not None:
+            self.note(unknown.expr, self.line(target), f"value written to {path}: {unknown.why}")
         self.s.writes[path] = value
         self.s.write_lines[path] = self.line(target)
 
@@ -1209,6 +1211,27 @@ class _Interpreter:
 _NOT_PLAIN = object()
 
 
+def _first_unknown(value: Any) -> Optional[Unknown]:
+    """The first Unknown in a value or inside a list/tuple/dict it holds."""
+    if is_unknown(value):
+        return value
+    if isinstance(value, (list, tuple, set, frozenset)):
+        items = value
+    elif isinstance(value, dict):
+        items = list(value.values())
+    else:
+        return None
+    for item in items:
+        found = _first_unknown(item)
+        if found is not None:
+            return found
+    return None
+
+
+def contains_unknown(value: Any) -> bool:
+    return _first_unknown(value) is not None
+
+
 def _same(a: Any, b: Any) -> bool:
     try:
         return type(a) is type(b) and a == b
@@ -1232,7 +1255,8 @@ def _with_condition(item: Any, condition: str) -> Any:
 
 def _parse_function(source: str) -> tuple:
     """Parse one (possibly indented) function definition."""
-    text = textwrap.dedent(source)
+    # Leading blank lines would shift every reported line away from ``first_line``.
+    text = textwrap.dedent(source).lstrip("\n")
     module = cst.parse_module(text)
     wrapper = MetadataWrapper(module)
     positions = wrapper.resolve(PositionProvider)
@@ -1443,5 +1467,7 @@ def captured_indices(
         loop_line=loop_line,
         loop_source=loop_source,
         unknowns=tuple(unknowns),
-        complete=bool(loops) and interp.loops_run > 0 and interp.loops_unknown == 0,
+        # Captures that hang on an undecided condition make the answer incomplete.
+        complete=bool(loops) and interp.loops_run > 0 and interp.loops_unknown == 0
+        and not any(e.condition for e in events),
     )

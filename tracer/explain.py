@@ -232,7 +232,7 @@ def _run_chain(root: Path, hops: list, ids: Any, target: TargetConfig, rank: _Ra
             unknowns.append({"expr": note.expr, "file": hop["file"], "line": note.line, "why": note.why})
         taken = [b for b in outcome.branches if b.taken != "none" or True]
         decided = "; ".join(
-            f"line {b.line}: `{b.condition}` is {'unknown' if b.taken == 'unknown' else bool(b.value)}" for b in taken
+            f"line {b.line}: `{' '.join(b.condition.split())}` is {'unknown' if b.taken == 'unknown' else bool(b.value)}" for b in taken
         )
         shown_args = ", ".join(f"{k}={_fmt(v)}" for k, v in args.items())
         text = f"{fn.qualname} ({where}) called with {shown_args}, self.config = {config_name}"
@@ -651,7 +651,9 @@ def format_explanation(result: dict) -> str:
         lines.append("  the captured layers could not be determined")
     lines.append("")
     lines.append(f"Eager path captures the outputs of: {_outputs(result.get('effective_layers'))}")
-    if result.get("graph_layers_differ"):
+    if result.get("graph_layers") is None:
+        lines.append("Replayed CUDA graphs: not computed (the runner's call order is not known)")
+    elif result.get("graph_layers_differ"):
         lines.append(f"Replayed CUDA graphs capture the outputs of: {_outputs(result.get('graph_layers'))}")
     else:
         lines.append("Replayed CUDA graphs capture the same layers")
