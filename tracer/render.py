@@ -100,6 +100,27 @@ def hop_problem(model: dict, findings: list[dict] | None = None) -> int | None:
     return len(chain) - 1 if chain else None
 
 
+def _calling_hop(chain: list[dict], index: int) -> int | None:
+    """The earlier setter/delegate hop whose body holds this hop's call line.
+
+    The chain is flat, so a setter that delegates twice (one call per branch)
+    lists both delegations one after the other; the call line says which
+    method really makes each call.  None when the call line says nothing.
+    """
+    hop = chain[index]
+    call_file, call_line = hop.get("call_file"), hop.get("call_line")
+    if not call_file or not call_line:
+        return None
+    best = None
+    for earlier in range(index):
+        other = chain[earlier]
+        if other.get("kind") not in ("setter", "delegate") or other.get("file") != call_file:
+            continue
+        if (other.get("line") or 0) <= call_line and (best is None or (other.get("line") or 0) >= (chain[best].get("line") or 0)):
+            best = earlier
+    return best
+
+
 def _text(value: str, width: int = 0) -> str:
     """Make arbitrary text safe inside a quoted DOT string (and wrap it)."""
     value = str(value).replace("\\", "\\\\").replace("\r", " ")
@@ -124,7 +145,8 @@ def _html_label(title: str, detail: str = "", color: str = "#5f6368") -> str:
 def _hop_label(hop: dict, kind: str) -> str:
     qualname = hop.get("qualname") or ""
     owner, _, member = qualname.rpartition(".")
-    owner = owner.rsplit(".", 1)[-1] if owner else (member or "?")
+    if not owner.startswith("self"):  # self.model: an attribute path, keep it whole
+        owner = owner.rsplit(".", 1)[-1] if owner else (member or "?")
     if kind == "write":
         return _html_label(owner, f"self.{member} = …", "#b06000")
     if kind == "read":
@@ -230,8 +252,9 @@ def chain_dot(model: dict, findings: list[dict] | None = None, link_prefix: str 
     entry_node.set("penwidth", "1.6")
     graph.add_node(entry_node)
 
-    previous = entry_id  # the hop that calls the next one
+    previous = entry_id  # the setter that makes the next call or write
     write_id = None
+    hop_ids: list[str] = []
     for index, hop in enumerate(chain):
         kind = hop.get("kind") or "unresolved"
         bad = index == bad_index
@@ -252,9 +275,15 @@ def chain_dot(model: dict, findings: list[dict] | None = None, link_prefix: str 
         graph.add_node(node)
 
         source = write_id if kind == "read" and write_id else previous
+        caller = _calling_hop(chain, index)
+        if kind == "delegate" and caller is not None:
+            source = hop_ids[caller]
+        hop_ids.append(node_id)
         edge_label = hop.get("resolved_by") or kind
         if kind == "unresolved" and hop.get("reason"):
             edge_label = hop["reason"]
+        if kind == "delegate" and hop.get("call_line"):
+            edge_label = f"call at {Path(hop.get('call_file') or '').name}:{hop['call_line']}\n{edge_label}"
         edge = pydot.Edge(source, node_id, label=_text(edge_label, 42), tooltip=_text(edge_label))
         if hop.get("passes_ids") is False:
             edge.set("label", _text("NO IDS\n" + edge_label, 42))
@@ -270,12 +299,12 @@ def chain_dot(model: dict, findings: list[dict] | None = None, link_prefix: str 
             edge.set("arrowhead", "empty")
         graph.add_edge(edge)
 
+        # Writes and delegations hang off the setter that makes them; reads
+        # off the write they read (a setter may write, then delegate on).
         if kind == "write":
             write_id = node_id
-        if kind in ("setter", "delegate"):
-            previous = node_id
-        elif kind == "write":
-            previous = node_id
+        elif kind in ("setter", "delegate"):
+            previous, write_id = node_id, None
 
     if not chain:
         reason = model.get("reason") or {
@@ -307,6 +336,7 @@ def protocol_graph_dot(scan: dict, models_href: str | None = "models/{page}") ->
     edges: dict[tuple[str, str], dict] = {}
 
     def add_node(key: str, module: str, label: str, kind: str, tooltip: str, bad: bool = False, url: str | None = None):
+        # label is an HTML-like label (see _html_label)
         record = nodes.setdefault(key, {"module": module, "label": label, "kind": kind, "tips": set(), "bad": False, "url": url})
         record["tips"].add(tooltip)
         record["bad"] = record["bad"] or bad
@@ -329,18 +359,17 @@ def protocol_graph_dot(scan: dict, models_href: str | None = "models/{page}") ->
         bad_index = hop_problem(model, findings_by_model.get((entry, protocol)))
         entry_key = "class:" + entry
         add_node(
-            entry_key, module_of_file(model.get("file")), entry.rsplit(".", 1)[-1], "entry",
+            entry_key, module_of_file(model.get("file")), _html_label(entry.rsplit(".", 1)[-1]), "entry",
             f"{entry}\n{location(model.get('file'), model.get('line'))}",
             url=(models_href.format(page=page_name(entry)) if models_href else None),
         )
         previous, write_key = entry_key, None
+        hop_keys: list[str] = []
         for index, hop in enumerate(chain):
             kind = hop.get("kind") or "unresolved"
             qualname = hop.get("qualname") or f"?{entry}:{index}"
             key = ("unresolved:" + entry + ":" + str(index)) if kind == "unresolved" else qualname
-            label = short_name(hop.get("qualname")) + (" =" if kind == "write" else "")
-            if kind == "unresolved":
-                label = "? " + (short_name(hop.get("qualname")) if hop.get("qualname") else "unresolved")
+            label = _hop_label(hop, kind)
             add_node(
                 key, module_of_file(hop.get("file") or model.get("file")), label, kind,
                 f"{qualname}\n{location(hop.get('file'), hop.get('line'))}", bad=index == bad_index,
@@ -348,22 +377,26 @@ def protocol_graph_dot(scan: dict, models_href: str | None = "models/{page}") ->
             if kind == "setter":
                 setters_by_protocol.setdefault(protocol, set()).add(key)
             source = write_key if kind == "read" and write_key else previous
+            caller = _calling_hop(chain, index)
+            if kind == "delegate" and caller is not None:
+                source = hop_keys[caller]
+            hop_keys.append(key)
             add_edge(source, key, hop.get("resolved_by") or "", protocol, bad=index == bad_index,
                      no_ids=hop.get("passes_ids") is False)
             if kind == "write":
                 write_key = key
-            if kind in ("setter", "delegate", "write"):
-                previous = key
+            elif kind in ("setter", "delegate"):
+                previous, write_key = key, None
 
     # The runner calls the setter on a receiver known only at run time: draw
     # one dispatch node per protocol that fans out to every setter it can reach.
     for site in scan.get("call_sites") or []:
         protocol = site.get("protocol") or "?"
         caller = site.get("caller") or "?"
-        add_node("runner:" + caller, module_of_file(site.get("file")), short_name(caller), "runner",
+        add_node("runner:" + caller, module_of_file(site.get("file")), _html_label(*short_name(caller).rsplit(".", 1)), "runner",
                  f"{caller}\n{location(site.get('file'), site.get('line'))}")
         dispatch = "dispatch:" + protocol
-        add_node(dispatch, "(run time)", f"model.<setter>(ids)\\n{protocol}", "runner",
+        add_node(dispatch, "(run time)", _html_label("model.<setter>(ids)", protocol), "runner",
                  f"{protocol}: the runner's receiver is the loaded model object")
         add_edge("runner:" + caller, dispatch, "passes ids" if site.get("passes_ids") else "NO IDS", protocol,
                  no_ids=site.get("passes_ids") is False)
@@ -372,6 +405,7 @@ def protocol_graph_dot(scan: dict, models_href: str | None = "models/{page}") ->
 
     graph = _base_graph("callgraph")
     graph.set("newrank", "true")
+    graph.set("concentrate", "true")
     graph.set("ranksep", "0.6")
     clusters: dict[str, pydot.Cluster] = {}
     for module in sorted({record["module"] for record in nodes.values()}):
@@ -384,7 +418,7 @@ def protocol_graph_dot(scan: dict, models_href: str | None = "models/{page}") ->
         graph.add_subgraph(cluster)
     for key in sorted(nodes):
         record = nodes[key]
-        node = pydot.Node(_node_id(key), label=_text(record["label"]),
+        node = pydot.Node(_node_id(key), label=record["label"],
                           tooltip=_text("\n".join(sorted(record["tips"]))))
         _style_node(node, record["kind"], record["bad"])
         if record["url"]:

@@ -159,7 +159,7 @@ def _call_sites_table(sites: list[dict], with_protocol: bool = True) -> str:
         rows.append(
             f'<tr class="{"bad" if late or site.get("passes_ids") is False else ""}">'
             f'<td>{_e(site.get("order", ""))}</td>'
-            f'<td><code>{_e(site.get("caller"))}</code></td>'
+            f'<td>{_qualname_cell(site.get("caller"))}</td>'
             f'<td class="where">{_e(rendering.location(site.get("file"), site.get("line")))}</td>'
             f'<td>{_yes_no(site.get("passes_ids"))}</td>'
             f'<td>{_yes_no(site.get("before_graph_capture"), "before", "after")}</td>'
@@ -243,6 +243,7 @@ def _index_main(scan: dict, entries: dict, protocols: list[str], findings: list[
             own = [f for f in findings if f.get("entry") == entry and f.get("protocol") == protocol]
             slugs.update(f.get("slug") for f in own)
             slugs.update(model.get("findings") or [])
+            own = [f for f in own if f.get("severity") in ("error", "warning")]  # info is the verdict itself
             count += len(own)
             extra = f' <span class="n">·{len(own)}</span>' if own else ""
             tip = model.get("reason") or verdict
@@ -291,6 +292,16 @@ def _index_main(scan: dict, entries: dict, protocols: list[str], findings: list[
 def _findings_table(findings: list[dict]) -> str:
     if not findings:
         return '<p class="muted">No findings.</p>'
+    loud = [f for f in findings if f.get("severity") != "info"]
+    quiet = [f for f in findings if f.get("severity") == "info"]
+    text = _findings_rows(loud) if loud else '<p class="muted">No error or warning.</p>'
+    if quiet:
+        slugs = ", ".join(sorted({f.get("slug") or "?" for f in quiet}))
+        text += f"<details><summary>{len(quiet)} info finding(s) ({_e(slugs)})</summary>{_findings_rows(quiet)}</details>"
+    return text
+
+
+def _findings_rows(findings: list[dict]) -> str:
     rows = []
     for f in sorted(findings, key=lambda f: (SEVERITY_RANK.get(f.get("severity"), 9), f.get("slug") or "", f.get("entry") or "")):
         entry = f.get("entry")
@@ -376,6 +387,8 @@ def _qualname_cell(qualname: str | None) -> str:
         return '<span class="muted">?</span>'
     parts = qualname.split(".")
     head, module = ".".join(parts[-2:]), ".".join(parts[:-2])
+    if parts[0] == "self":  # an attribute path the engine could not type
+        head, module = qualname, ""
     return f'<code class="q" title="{_e(qualname)}">{_e(head)}</code><br><span class="mono muted small">{_e(module)}</span>'
 
 
