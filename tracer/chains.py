@@ -1,0 +1,340 @@
+"""Chains stage: for one entry class and one protocol, the hops from the
+entry's setter to the state write and its readers, and the findings on them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from tracer.findings import RULES, Finding
+from tracer.protocol import Protocol
+from tracer.resolve import ClassRef, Resolver, Typed, Untyped
+from tracer.summary import Function
+
+MAX_HOPS = 12  # delegation depth bound (cycles are detected before this)
+
+
+@dataclass(frozen=True)
+class Hop:
+    kind: str  # setter | delegate | write | read | unresolved
+    qualname: str
+    file: str
+    line: int
+    resolved_by: str
+    call_file: str = ""
+    call_line: int = 0
+    passes_ids: bool | None = None
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class ModelResult:
+    entry: str
+    file: str
+    line: int
+    protocol: str
+    verdict: str  # ok | broken | unknown | missing
+    reason: str
+    chain: tuple[Hop, ...]
+    state_owner: str
+    state_attribute: str
+    findings: tuple[Finding, ...] = field(default=())
+
+
+@dataclass
+class _Trace:
+    """Mutable scratch state of one trace (never leaves this module)."""
+
+    hops: list[Hop] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    unresolved: list[str] = field(default_factory=list)
+    state_owners: list[ClassRef] = field(default_factory=list)
+    flag_set_on: set[ClassRef] = field(default_factory=set)
+    visited: set[tuple[ClassRef, str]] = field(default_factory=set)  # on the current path
+    done: set[tuple[ClassRef, str]] = field(default_factory=set)  # fully traced
+    concretes: list[tuple[ClassRef, ClassRef, Function]] = field(default_factory=list)
+
+
+class ChainTracer:
+    def __init__(self, resolver: Resolver, protocol: Protocol):
+        self.resolver = resolver
+        self.project = resolver.project
+        self.protocol = protocol
+
+    def _path(self, module: str) -> str:
+        source = self.project.by_module.get(module)
+        return source.path if source else module.replace(".", "/") + ".py"
+
+    def _finding(self, slug: str, entry: ClassRef, module: str, line: int, col: int, message: str,
+                 hint: str, trace: _Trace) -> Finding:
+        return Finding(slug, RULES[slug].severity, self.protocol.name, entry.fullname, self._path(module),
+                       line, col, message, hint, tuple(h.qualname for h in trace.hops))
+
+    def trace(self, entry: ClassRef) -> ModelResult:
+        proto = self.protocol
+        entry_def = self.resolver.class_def(entry)
+        entry_line = entry_def.line if entry_def else 0
+        trace = _Trace()
+        found = self.resolver.find_method(entry, proto.setter)
+        _, mro_notes = self.resolver.mro(entry)
+        if found is None:
+            problems = [n for n in mro_notes if "cycle" in n or "deeper" in n or "not found" in n or "base" in n]
+            if problems:
+                reason = f"no {proto.setter} found, but the MRO is incomplete: {problems[0]}"
+                trace.findings.append(self._finding(
+                    "unresolved", entry, entry.module, entry_line, 0,
+                    f"{entry.name}: cannot tell whether {proto.setter} exists: {problems[0]}",
+                    "Make the base classes resolvable inside the scanned tree.", trace))
+                return self._result(entry, entry_line, "unknown", reason, trace)
+            trace.findings.append(self._finding(
+                "missing-setter", entry, entry.module, entry_line, 0,
+                f"{entry.name} has no {proto.setter} (not in its class or any base): {proto.name} is unsupported",
+                f"Implement {proto.setter} on {entry.name}, delegating to the inner language model.", trace))
+            return self._result(entry, entry_line, "missing", f"no {proto.setter} in the MRO of {entry.name}", trace)
+        owner, method = found
+        how = "own method" if owner == entry else f"inherited from {owner.name} (MRO)"
+        trace.hops.append(Hop("setter", f"{owner.fullname}.{proto.setter}", self._path(owner.module), method.line, how))
+        self._follow(entry, entry, owner, method, trace, depth=0)
+        self._check_flag(entry, trace)
+        return self._finish(entry, entry_line, trace)
+
+    # -- following the setter body -----------------------------------------------------
+    def _follow(self, entry: ClassRef, concrete: ClassRef, owner: ClassRef, method: Function,
+                trace: _Trace, depth: int) -> None:
+        proto = self.protocol
+        key = (concrete, f"{owner.fullname}.{method.name}")
+        if key in trace.done:
+            return  # reached again through another branch: already traced
+        if key in trace.visited:
+            trace.unresolved.append(f"delegation cycle back to {owner.name}.{method.name}")
+            trace.hops.append(Hop("unresolved", f"{owner.fullname}.{method.name}", self._path(owner.module),
+                                  method.line, "cycle", reason="delegation cycle"))
+            trace.findings.append(self._finding(
+                "unresolved", entry, owner.module, method.line, 0,
+                f"delegation cycle: {owner.name}.{method.name} is reached again from itself",
+                "Break the cycle: one class must write the state attribute.", trace))
+            return
+        if depth > MAX_HOPS:
+            trace.unresolved.append("delegation deeper than the bound")
+            return
+        trace.visited.add(key)
+        trace.concretes.append((concrete, owner, method))
+        ids_param = self._ids_param(method)
+        progressed = False
+        state_suffix = "." + proto.state_attribute
+        flag_suffix = "." + proto.output_flag if proto.output_flag else None
+
+        for write in method.writes:
+            if flag_suffix and (write.target.endswith(flag_suffix)) and write.literal_true:
+                receiver = write.target[: -len(flag_suffix)]
+                for typed in self._types(concrete, receiver):
+                    trace.flag_set_on.add(typed.cls)
+        for fallback in method.fallbacks:
+            if fallback.param == ids_param and not fallback.has_logging:
+                trace.findings.append(self._finding(
+                    "silent-fallback", entry, owner.module, fallback.line, fallback.col,
+                    f"{owner.name}.{method.name} falls back to {fallback.value_src} when {fallback.param} is None, "
+                    "and nothing is logged",
+                    "Log a warning naming the fallback layers, so a draft config without ids is noticed.", trace))
+
+        for write in method.writes:
+            if not write.target.endswith(state_suffix):
+                continue
+            progressed = True
+            receiver = write.target[: -len(state_suffix)]
+            self._state_write(entry, concrete, owner, write.target, receiver, write.line, write.col, trace)
+            break  # the first write names the owner; alternatives write the same attribute
+
+        for call in method.calls:
+            receiver, _, name = call.func.rpartition(".")
+            if name != proto.setter or not receiver:
+                continue
+            progressed = True
+            passes = call.n_args > 0 or call.star_args
+            if ids_param and not passes:
+                trace.findings.append(self._finding(
+                    "ids-dropped", entry, owner.module, call.line, call.col,
+                    f"{owner.name}.{method.name} calls {call.func}() without {ids_param}: the next setter always "
+                    f"uses its fallback ({proto.fallback_description}) whatever the draft config says",
+                    f"Pass the ids on: {call.func}({ids_param}).", trace))
+            if receiver == "super()":
+                nxt = self.resolver.find_method(concrete, proto.setter, after=owner)
+                if nxt is None:
+                    self._broken(entry, owner, call, f"super() of {owner.name} has no {proto.setter}", trace)
+                    continue
+                self._delegate(entry, concrete, owner, call, nxt, "super() call (MRO)", passes, trace, depth)
+                continue
+            if receiver == "self":
+                nxt = self.resolver.find_method(concrete, proto.setter)
+                if nxt and nxt[1] is not method:
+                    self._delegate(entry, concrete, owner, call, nxt, "self call", passes, trace, depth)
+                continue
+            types = self.resolver.receiver_types(concrete, receiver)
+            if isinstance(types, Untyped):
+                self._unresolved(entry, owner, call, receiver, types.why, trace)
+                continue
+            for typed in types:
+                nxt = self.resolver.find_method(typed.cls, proto.setter)
+                if nxt is not None:
+                    self._delegate(entry, typed.cls, owner, call, nxt, typed.how, passes, trace, depth)
+                elif call.guard and f"{receiver}{state_suffix}" in call.guard_else_writes:
+                    pass  # the else branch of the hasattr guard writes the state directly (handled above)
+                else:
+                    mro, notes = self.resolver.mro(typed.cls)
+                    incomplete = [n for n in notes if "outside" not in n]
+                    if incomplete:
+                        self._unresolved(entry, owner, call, receiver,
+                                         f"{typed.cls.name} has no {proto.setter} in the part of its MRO that "
+                                         f"could be traced ({incomplete[0]})", trace)
+                        continue
+                    guarded = " (the hasattr guard skips the call silently)" if call.guard else ""
+                    self._broken(entry, owner, call,
+                                 f"{receiver} is a {typed.cls.name} ({typed.how}), which has no {proto.setter}"
+                                 f"{guarded}", trace)
+
+        # Helper methods of the same object that the setter calls (self._helper(ids)).
+        if not progressed:
+            for call in method.calls:
+                receiver, _, name = call.func.rpartition(".")
+                if receiver != "self" or name == method.name:
+                    continue
+                helper = self.resolver.find_method(concrete, name)
+                if helper is None:
+                    continue
+                helper_owner, helper_fn = helper
+                if self.project.mentions(helper_owner.module, proto.state_attribute) and (
+                    any(w.target.endswith(state_suffix) for w in helper_fn.writes)
+                    or any(c.func.endswith("." + proto.setter) for c in helper_fn.calls)
+                ):
+                    progressed = True
+                    trace.hops.append(Hop("delegate", f"{helper_owner.fullname}.{name}",
+                                          self._path(helper_owner.module), helper_fn.line, "helper method",
+                                          self._path(owner.module), call.line, call.n_args > 0))
+                    self._follow(entry, concrete, helper_owner, helper_fn, trace, depth + 1)
+        trace.visited.discard(key)
+        trace.done.add(key)
+        if not progressed:
+            if any(c.func in ("NotImplementedError",) for c in method.calls):
+                why = f"{owner.name}.{method.name} raises NotImplementedError"
+            else:
+                why = (f"{owner.name}.{method.name} neither writes {proto.state_attribute} nor calls "
+                       f"{proto.setter} on another object")
+            trace.hops.append(Hop("unresolved", f"{owner.fullname}.{method.name}", self._path(owner.module),
+                                  method.line, "body", reason=why))
+            trace.unresolved.append(why)
+            trace.findings.append(self._finding(
+                "unresolved", entry, owner.module, method.line, method.col, why,
+                f"Make the setter write {proto.state_attribute} or delegate to an object that does.", trace))
+
+    def _ids_param(self, method: Function) -> str:
+        names = [p.name for p in method.params if p.name not in ("self", "cls")]
+        if self.protocol.ids_parameter in names:
+            return self.protocol.ids_parameter
+        return names[0] if names else ""
+
+    def _types(self, concrete: ClassRef, receiver: str) -> list[Typed]:
+        if receiver == "self":
+            return [Typed(concrete, "self")]
+        result = self.resolver.receiver_types(concrete, receiver)
+        return [] if isinstance(result, Untyped) else result
+
+    def _delegate(self, entry, concrete, owner, call, nxt, how, passes, trace, depth) -> None:
+        nxt_owner, nxt_method = nxt
+        if nxt_owner != concrete:
+            how = f"{how}; inherited from {nxt_owner.name}" if how != "self" else f"inherited from {nxt_owner.name}"
+        trace.hops.append(Hop("delegate", f"{nxt_owner.fullname}.{nxt_method.name}", self._path(nxt_owner.module),
+                              nxt_method.line, how, self._path(owner.module), call.line, passes))
+        self._follow(entry, concrete, nxt_owner, nxt_method, trace, depth + 1)
+
+    def _broken(self, entry, owner, call, why, trace) -> None:
+        trace.hops.append(Hop("unresolved", call.func, self._path(owner.module), call.line, "broken", reason=why))
+        trace.findings.append(self._finding(
+            "broken-delegation", entry, owner.module, call.line, call.col,
+            f"{owner.name} delegates {self.protocol.setter} to {why}",
+            f"Delegate to an object whose class defines {self.protocol.setter}, or implement it there.", trace))
+
+    def _unresolved(self, entry, owner, call, receiver, why, trace) -> None:
+        trace.unresolved.append(f"{receiver}: {why}")
+        trace.hops.append(Hop("unresolved", call.func, self._path(owner.module), call.line, "unresolved",
+                              reason=f"cannot tell the class of {receiver}: {why}"))
+        trace.findings.append(self._finding(
+            "unresolved", entry, owner.module, call.line, call.col,
+            f"cannot follow {call.func}: the class of {receiver} is unknown ({why})",
+            f"Assign {receiver} from a class, or annotate it, so the chain can be traced.", trace))
+
+    # -- the state write and its readers ------------------------------------------------
+    def _state_write(self, entry, concrete, owner, target, receiver, line, col, trace) -> None:
+        proto = self.protocol
+        types = self._types(concrete, receiver) if receiver != "self" else [Typed(concrete, "self")]
+        if not types:
+            why = self.resolver.receiver_types(concrete, receiver)
+            reason = why.why if isinstance(why, Untyped) else "unknown"
+            trace.unresolved.append(f"{receiver}: {reason}")
+            trace.hops.append(Hop("unresolved", target, self._path(owner.module), line, "unresolved",
+                                  reason=f"cannot tell the class of {receiver}: {reason}"))
+            trace.findings.append(self._finding(
+                "unresolved", entry, owner.module, line, col,
+                f"cannot tell which class owns {target}: {reason}",
+                f"Assign {receiver} from a class so its readers can be found.", trace))
+            return
+        for typed in types:
+            state_owner = typed.cls
+            trace.state_owners.append(state_owner)
+            trace.hops.append(Hop("write", f"{state_owner.fullname}.{proto.state_attribute}",
+                                  self._path(owner.module), line, typed.how))
+            readers = [
+                (cls, fn) for cls, fn in self.resolver.methods_in_mro(state_owner, proto.state_attribute)
+                # the setter itself counts when it reads the list back (e.g. to mark layers)
+                if fn.name != "__init__"
+                and any(r.target == f"self.{proto.state_attribute}" for r in fn.reads)
+            ]
+            for cls, fn in readers:
+                read = next(r for r in fn.reads if r.target == f"self.{proto.state_attribute}")
+                trace.hops.append(Hop("read", f"{cls.fullname}.{fn.name}", self._path(cls.module), read.line,
+                                      f"reads self.{proto.state_attribute}"))
+            if not readers:
+                trace.findings.append(self._finding(
+                    "dead-write", entry, owner.module, line, col,
+                    f"{target} is written, but no method of {state_owner.name} (or its bases) reads "
+                    f"self.{proto.state_attribute}: nothing is captured",
+                    f"Write {proto.state_attribute} on the object whose forward loop reads it.", trace))
+
+    def _check_flag(self, entry: ClassRef, trace: _Trace) -> None:
+        proto = self.protocol
+        if not proto.output_flag:
+            return
+        for concrete, owner, method in trace.concretes:
+            if concrete in trace.flag_set_on:
+                continue
+            readers = [
+                (cls, fn) for cls, fn in self.resolver.methods_in_mro(concrete, proto.output_flag)
+                if fn.name not in ("__init__", proto.setter)
+                and any(r.target == f"self.{proto.output_flag}" for r in fn.reads)
+            ]
+            if not readers:
+                continue
+            cls, fn = readers[0]
+            read = next(r for r in fn.reads if r.target == f"self.{proto.output_flag}")
+            trace.findings.append(self._finding(
+                "flag-not-set", entry, owner.module, method.line, method.col,
+                f"{cls.name}.{fn.name} passes aux hidden states on only when self.{proto.output_flag} is set "
+                f"({self._path(cls.module)}:{read.line}), but {owner.name}.{method.name} never sets it",
+                f"Set self.{proto.output_flag} = True in {owner.name}.{method.name}.", trace))
+            trace.flag_set_on.add(concrete)  # one finding per class
+
+    # -- verdict --------------------------------------------------------------------------
+    def _finish(self, entry: ClassRef, entry_line: int, trace: _Trace) -> ModelResult:
+        errors = [f for f in trace.findings if f.severity == "error"]
+        if errors:
+            return self._result(entry, entry_line, "broken", errors[0].message, trace)
+        if trace.unresolved:
+            return self._result(entry, entry_line, "unknown", trace.unresolved[0], trace)
+        return self._result(entry, entry_line, "ok", "", trace)
+
+    def _result(self, entry: ClassRef, line: int, verdict: str, reason: str, trace: _Trace) -> ModelResult:
+        owners = list(dict.fromkeys(trace.state_owners))
+        return ModelResult(
+            entry=entry.fullname, file=self._path(entry.module), line=line, protocol=self.protocol.name,
+            verdict=verdict, reason=reason, chain=tuple(trace.hops),
+            state_owner=owners[0].fullname if owners else "", state_attribute=self.protocol.state_attribute,
+            findings=tuple(sorted(set(trace.findings), key=Finding.sort_key)),
+        )

@@ -1,0 +1,144 @@
+"""Find the framework inside a path and list its Python files (no parsing)."""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from tracer.protocol import Protocol
+
+
+class UsageError(Exception):
+    """Bad command-line input: reported in one line, exit status 2."""
+
+
+@dataclass(frozen=True)
+class Layout:
+    scan_root: Path  # what the user gave (paths in results are relative to it)
+    base: Path  # folder that holds the top-level package (module names start here)
+    package: str  # "sglang"
+    version: str  # "0.5.23" or "" when unknown
+    framework: str
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    module: str
+    path: str  # relative to scan_root, with forward slashes
+    abspath: str
+    is_package: bool
+
+
+def detect_layout(path: str | Path, protocols: list[Protocol]) -> Layout:
+    """Where the framework's package lives under ``path``; UsageError if nowhere."""
+    root = Path(path)
+    if not root.exists():
+        raise UsageError(f"{path}: no such file or directory")
+    if not root.is_dir():
+        raise UsageError(f"{path}: not a directory (give the folder of a framework checkout or unpacked wheel)")
+    root = root.resolve()
+    for proto in protocols:
+        package = proto.package
+        for marker in proto.markers:
+            marker_path = root / marker
+            if not marker_path.is_dir():
+                continue
+            # marker "a/b/<package>/srt/models": the base is the folder above <package>
+            parts = Path(marker).parts
+            if package in parts:
+                base = root.joinpath(*parts[: parts.index(package)])
+            else:
+                # marker relative to the package's inside ("srt/models"): the root is
+                # a folder inside the package; climb to the folder above the package.
+                base = root
+                depth = 0
+                while base.name != package and base.parent != base and depth < 4:
+                    base, depth = base.parent, depth + 1
+                if base.name != package:
+                    continue
+                base = base.parent
+            return Layout(root, base, package, _version(base / package, root), proto.framework)
+    names = ", ".join(sorted({m for p in protocols for m in p.markers}))
+    raise UsageError(f"{path}: no supported framework found (looked for {names})")
+
+
+def _version(package_dir: Path, root: Path) -> str:
+    for candidate in (package_dir / "version.py", package_dir / "_version.py"):
+        try:
+            text = candidate.read_text(errors="replace")
+        except OSError:
+            continue
+        match = re.search(r"__version__\s*(?::\s*str\s*)?=\s*['\"]([^'\"]+)['\"]", text)
+        if match:
+            return match.group(1)
+    for pyproject in (root / "python" / "pyproject.toml", root / "pyproject.toml"):
+        try:
+            match = re.search(r'^version\s*=\s*"([^"]+)"', pyproject.read_text(errors="replace"), re.M)
+        except OSError:
+            continue
+        if match:
+            return match.group(1)
+    return ""
+
+
+def list_sources(layout: Layout) -> tuple[list[SourceFile], list[tuple[str, str]]]:
+    """Every .py file under the scan root that lies inside the package.
+
+    Returns (files, problems): symlink loops and links leaving the root are
+    problems (reported as input errors), never followed.
+    """
+    files: list[SourceFile] = []
+    problems: list[tuple[str, str]] = []
+    scan_root = layout.scan_root
+    package_dir = layout.base / layout.package
+    # Walk only the part of the package that lies under the scan root.
+    start = package_dir if _is_within(package_dir, scan_root) else scan_root
+    seen_dirs: set[str] = set()
+    for dirpath, dirnames, filenames in os.walk(start, followlinks=False):
+        real = os.path.realpath(dirpath)
+        if real in seen_dirs:
+            dirnames[:] = []
+            continue
+        seen_dirs.add(real)
+        dirnames[:] = sorted(d for d in dirnames if d != "__pycache__" and not d.startswith("."))
+        for name in sorted(filenames):
+            if not name.endswith(".py"):
+                continue
+            full = os.path.join(dirpath, name)
+            rel = os.path.relpath(full, scan_root).replace(os.sep, "/")
+            if os.path.islink(full):
+                target = os.path.realpath(full)
+                if not os.path.exists(target):
+                    problems.append((rel, "broken or looping symbolic link"))
+                    continue
+                if not _is_within(Path(target), scan_root):
+                    problems.append((rel, "symbolic link points outside the scanned root; not followed"))
+                    continue
+            module_rel = os.path.relpath(full, layout.base)
+            parts = module_rel[:-3].split(os.sep)
+            is_package = parts[-1] == "__init__"
+            if is_package:
+                parts = parts[:-1]
+            if not all(p.isidentifier() for p in parts):
+                continue  # not importable as a module (e.g. a script with a dash)
+            files.append(SourceFile(".".join(parts), rel, full, is_package))
+        for d in list(dirnames):
+            full = os.path.join(dirpath, d)
+            if os.path.islink(full):
+                target = os.path.realpath(full)
+                rel = os.path.relpath(full, scan_root).replace(os.sep, "/")
+                if not os.path.exists(target) or target in seen_dirs or _is_within(Path(full).parent, Path(target)):
+                    problems.append((rel, "symbolic link loop; not followed"))
+                elif not _is_within(Path(target), scan_root):
+                    problems.append((rel, "symbolic link points outside the scanned root; not followed"))
+    return files, problems
+
+
+def _is_within(path: Path, root: Path) -> bool:
+    try:
+        Path(os.path.realpath(path)).relative_to(os.path.realpath(root))
+        return True
+    except ValueError:
+        return False

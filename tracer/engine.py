@@ -1,0 +1,193 @@
+"""The scan pipeline: discover -> index -> resolve -> chains / runner -> findings.
+
+`scan()` returns plain data (ScanResult); `scan_to_json()` gives the JSON
+interface documented in docs/scan-json.md.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from tracer import __version__
+from tracer.cache import SummaryCache, default_cache_dir
+from tracer.chains import ChainTracer, ModelResult
+from tracer.discover import Layout, UsageError, detect_layout, list_sources
+from tracer.findings import RULES, Finding
+from tracer.project import InputProblem, Project
+from tracer.protocol import Protocol, load_protocols
+from tracer.resolve import ClassRef, Resolver
+from tracer.runner import CallSite, RunnerAnalysis
+
+
+@dataclass(frozen=True)
+class ScanResult:
+    layout: Layout
+    protocols: tuple[Protocol, ...]
+    models: tuple[ModelResult, ...]
+    call_sites: tuple[CallSite, ...]
+    findings: tuple[Finding, ...]
+    input_errors: tuple[InputProblem, ...]
+    stats: dict
+
+
+@dataclass(frozen=True)
+class ScanContext:
+    """What later stages (graph, explain, report) may reuse from a scan."""
+
+    project: Project
+    resolver: Resolver
+    result: ScanResult
+
+
+def scan(path: str | Path, protocols: list[Protocol] | None = None, cache_dir: str | Path | None = None,
+         use_cache: bool = True, jobs: int = 0) -> ScanContext:
+    started = time.perf_counter()
+    all_protocols = protocols or load_protocols()
+    layout = detect_layout(path, all_protocols)
+    chosen = [p for p in all_protocols if p.framework == layout.framework]
+    files, link_problems = list_sources(layout)
+    cache = SummaryCache((Path(cache_dir) if cache_dir else default_cache_dir()) if use_cache else None)
+    project = Project(files, cache, jobs)
+    resolver = Resolver(project)
+
+    # Lazy indexing: full summaries for modules that mention a protocol name,
+    # outlines for the other entry modules (needed for EntryClass and bases).
+    tokens = {t for p in chosen for t in p.tokens}
+    requests: dict[str, str] = {}
+    for source in project.by_module.values():
+        data = project.data(source.module)
+        mentions = data is None or any(t.encode() in data for t in tokens)
+        if mentions:
+            requests[source.module] = "full"
+        elif any(p.is_entry_module(source.module) for p in chosen):
+            requests[source.module] = "outline"
+    project.load(requests)
+
+    entries = _entry_classes(project, resolver, chosen)
+    models: list[ModelResult] = []
+    findings: list[Finding] = []
+    call_sites: list[CallSite] = []
+    model_classes = {ref.fullname for refs in entries.values() for ref in refs}
+    for proto in chosen:
+        tracer = ChainTracer(resolver, proto)
+        for ref in entries[proto.name]:
+            result = tracer.trace(ref)
+            models.append(result)
+            findings.extend(result.findings)
+        candidates = sorted(
+            m for m in project.by_module
+            if project.mentions(m, proto.setter) and not proto.is_entry_module(m)
+        )
+        sites, runner_findings = RunnerAnalysis(resolver, proto).analyse(candidates, model_classes)
+        call_sites.extend(sites)
+        findings.extend(runner_findings)
+
+    problems = project.input_problems() + [InputProblem(p, 1, why) for p, why in link_problems]
+    for problem in problems:
+        findings.append(Finding("input-error", RULES["input-error"].severity, "", None, problem.path,
+                                problem.line, 0, problem.reason, "Fix the file or exclude it; other results stand."))
+    result = ScanResult(
+        layout=layout, protocols=tuple(chosen), models=tuple(models), call_sites=tuple(call_sites),
+        findings=tuple(_deduplicate(findings)), input_errors=tuple(sorted(problems, key=lambda p: (p.path, p.line))),
+        stats={
+            "files_total": len(files),
+            "files_parsed": project.parsed_full,
+            "files_outlined": project.parsed_outline,
+            "cache_hits": cache.hits,
+            "seconds": round(time.perf_counter() - started, 3),
+        },
+    )
+    return ScanContext(project, resolver, result)
+
+
+def _entry_classes(project: Project, resolver: Resolver, protocols: list[Protocol]) -> dict[str, list[ClassRef]]:
+    """Entry classes per protocol, from the module-level registry variable."""
+    entries: dict[str, list[ClassRef]] = {}
+    for proto in protocols:
+        found: dict[str, ClassRef] = {}
+        for module in sorted(project.by_module):
+            if not proto.is_entry_module(module):
+                continue
+            summary = project.summaries.get(module)
+            if summary is None or summary.error:
+                continue
+            for name, values, _ in summary.assignments:
+                if name != proto.entry_variable:
+                    continue
+                for value in values:
+                    resolved = resolver.resolve_class(module, value)
+                    if isinstance(resolved, ClassRef):
+                        found.setdefault(resolved.fullname, resolved)
+        entries[proto.name] = sorted(found.values(), key=lambda r: r.fullname)
+    return entries
+
+
+def _deduplicate(findings: list[Finding]) -> list[Finding]:
+    """One finding per (slug, protocol, place); every affected entry is listed."""
+    merged: dict[tuple, Finding] = {}
+    entries: dict[tuple, list[str]] = {}
+    for f in sorted(findings, key=Finding.sort_key):
+        key = (f.slug, f.protocol, f.file, f.line, f.col)
+        if key not in merged:
+            merged[key] = f
+            entries[key] = []
+        if f.entry and f.entry not in entries[key]:
+            entries[key].append(f.entry)
+    return [dataclasses.replace(f, entries=tuple(entries[k])) for k, f in merged.items()]
+
+
+# -- JSON ----------------------------------------------------------------------------------
+
+def result_to_json(result: ScanResult) -> dict:
+    layout = result.layout
+    return {
+        "tool": {"name": "tracer", "version": __version__},
+        "root": str(layout.scan_root),
+        "framework": {"name": layout.framework, "version": layout.version, "package_root": layout.package},
+        "protocols": [p.name for p in result.protocols],
+        "models": [
+            {
+                "entry": m.entry, "file": m.file, "line": m.line, "protocol": m.protocol,
+                "verdict": m.verdict, "reason": m.reason,
+                "chain": [_hop_json(h) for h in m.chain],
+                "state_owner": m.state_owner, "state_attribute": m.state_attribute,
+                "findings": sorted({f.slug for f in m.findings}),
+            }
+            for m in result.models
+        ],
+        "call_sites": [
+            {"protocol": s.protocol, "caller": s.caller, "file": s.file, "line": s.line,
+             "passes_ids": s.passes_ids, "before_graph_capture": s.before_graph_capture, "order": s.order}
+            for s in result.call_sites
+        ],
+        "findings": [
+            {"slug": f.slug, "severity": f.severity, "protocol": f.protocol, "entry": f.entry,
+             "entries": list(f.entries), "file": f.file, "line": f.line, "col": f.col,
+             "message": f.message, "hint": f.hint, "chain": list(f.chain)}
+            for f in result.findings
+        ],
+        "input_errors": [{"file": p.path, "line": p.line, "reason": p.reason} for p in result.input_errors],
+        "stats": dict(result.stats),
+    }
+
+
+def _hop_json(hop) -> dict:
+    data = {"kind": hop.kind, "qualname": hop.qualname, "file": hop.file, "line": hop.line,
+            "resolved_by": hop.resolved_by}
+    if hop.call_line:
+        data.update(call_file=hop.call_file, call_line=hop.call_line, passes_ids=hop.passes_ids)
+    if hop.reason:
+        data["reason"] = hop.reason
+    return data
+
+
+def scan_to_json(path: str, protocols: list[str] | None = None, cache_dir=None, use_cache: bool = True,
+                 jobs: int = 0) -> dict:
+    packs = load_protocols(protocols) if protocols else None
+    return result_to_json(scan(path, packs, cache_dir, use_cache, jobs).result)
+
+
+__all__ = ["scan", "scan_to_json", "result_to_json", "ScanResult", "ScanContext", "UsageError"]

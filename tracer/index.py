@@ -1,0 +1,606 @@
+"""Index stage: one module's source -> a plain-data ModuleSummary (libcst).
+
+Two depths:
+- ``full``: classes, methods, calls, self-attribute writes and reads, fallback
+  branches, early returns, imports, module-level assignments.
+- ``outline``: only imports, class headers and module-level assignments, taken
+  from the lines that start those statements and parsed by libcst with every
+  other line blanked (line numbers stay true). A protocol scan outlines the
+  many modules it only needs for inheritance and parses fully the few that
+  mention the protocol; an outline that does not parse falls back to full.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Iterable
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from tracer.summary import (
+    Call, ClassDef, EarlyReturn, Fallback, Function, Import, ModuleSummary, Param, Read, Write,
+)
+
+MAX_SRC = 80  # characters of source kept for a value or condition
+# Callees that count as "logging" when deciding whether a fallback is silent.
+_LOG_WORDS = ("log", "warn", "print")
+
+
+class InputError(Exception):
+    """A module that cannot be read or parsed; carries the line when known."""
+
+    def __init__(self, reason: str, line: int = 0):
+        super().__init__(reason)
+        self.reason = reason
+        self.line = line
+
+
+def dotted(node: cst.CSTNode | None) -> str:
+    """``a.b.c`` for Name/Attribute chains, ``super().x`` for super calls, else ''."""
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        head = dotted(node.value)
+        return f"{head}.{node.attr.value}" if head else ""
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "super":
+        return "super()"
+    return ""
+
+
+def _string_value(node: cst.CSTNode) -> str | None:
+    if isinstance(node, cst.SimpleString):
+        try:
+            value = node.evaluated_value
+        except Exception:  # pragma: no cover - odd prefixes
+            return None
+        return value if isinstance(value, str) else None
+    return None
+
+
+def resolve_relative(module: str, is_package: bool, level: int, name: str) -> str:
+    """Absolute target of ``from <.level><name> import ...`` inside ``module``."""
+    if level == 0:
+        return name
+    parts = module.split(".")
+    package = parts if is_package else parts[:-1]
+    if level - 1 > 0:
+        package = package[: len(package) - (level - 1)] if level - 1 <= len(package) else []
+    base = ".".join(package)
+    if name:
+        return f"{base}.{name}" if base else name
+    return base
+
+
+class _Collector(cst.CSTVisitor):
+    METADATA_DEPENDENCIES = (PositionProvider,)
+
+    def __init__(self, module: str, is_package: bool, code_for_node, line_map=None):
+        super().__init__()
+        self.line_map = line_map
+        self.module = module
+        self.is_package = is_package
+        self.code_for_node = code_for_node
+        self.imports: list[Import] = []
+        self.star_imports: list[str] = []
+        self.classes: list[ClassDef] = []
+        self.functions: list[Function] = []
+        self.module_calls: list[Call] = []
+        self.assignments: list[tuple[str, tuple[str, ...], int]] = []
+        # scope stacks
+        self._class_stack: list[dict] = []
+        self._func_stack: list[dict] = []
+        self._block_depth = 0  # if/try/with/for depth at module level
+        self._guards: list[tuple[str, str, tuple[str, ...]]] = []  # (receiver, name, else-writes)
+        self._skip_reads: set[int] = set()
+
+    # -- helpers ---------------------------------------------------------
+    def _pos(self, node: cst.CSTNode) -> tuple[int, int]:
+        if self.line_map is not None:
+            return self.line_map.get(id(node), 0), 0
+        pos = self.get_metadata(PositionProvider, node)
+        return pos.start.line, pos.start.column
+
+    def _src(self, node: cst.CSTNode) -> str:
+        text = " ".join(self.code_for_node(node).split())
+        return text if len(text) <= MAX_SRC else text[: MAX_SRC - 3] + "..."
+
+    def _current(self) -> dict | None:
+        return self._func_stack[-1] if self._func_stack else None
+
+    # -- imports -----------------------------------------------------------
+    def visit_Import(self, node: cst.Import) -> None:
+        line, _ = self._pos(node)
+        for alias in node.names:
+            name = dotted(alias.name)
+            if alias.asname is not None:
+                self.imports.append(Import(dotted(alias.asname.name), name, line))
+            else:
+                # `import a.b.c` binds `a`; record the full path too so `a.b.c.X` resolves.
+                self.imports.append(Import(name.split(".")[0], name.split(".")[0], line))
+                if "." in name:
+                    self.imports.append(Import(name, name, line))
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+        line, _ = self._pos(node)
+        level = len(node.relative)
+        name = dotted(node.module) if node.module is not None else ""
+        base = resolve_relative(self.module, self.is_package, level, name)
+        if isinstance(node.names, cst.ImportStar):
+            self.star_imports.append(base)
+            return
+        for alias in node.names:
+            imported = dotted(alias.name)
+            local = dotted(alias.asname.name) if alias.asname is not None else imported
+            self.imports.append(Import(local, f"{base}.{imported}" if base else imported, line))
+
+    # -- blocks at module level --------------------------------------------
+    def _enter_block(self) -> None:
+        if not self._func_stack and not self._class_stack:
+            self._block_depth += 1
+
+    def _leave_block(self) -> None:
+        if not self._func_stack and not self._class_stack:
+            self._block_depth -= 1
+
+    def visit_Try(self, node) -> None:
+        self._enter_block()
+
+    def leave_Try(self, node) -> None:
+        self._leave_block()
+
+    # -- classes -------------------------------------------------------------
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        line, col = self._pos(node)
+        prefix = ".".join(c["name"] for c in self._class_stack)
+        qual = f"{prefix}.{node.name.value}" if prefix else node.name.value
+        bases = tuple(dotted(arg.value) or self._src(arg.value) for arg in node.bases if arg.keyword is None)
+        annotations, class_attrs = [], []
+        body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
+        for stmt in body:
+            if isinstance(stmt, cst.SimpleStatementLine):
+                for small in stmt.body:
+                    if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name):
+                        annotations.append((small.target.value, dotted(small.annotation.annotation)))
+                    elif isinstance(small, cst.Assign) and len(small.targets) == 1:
+                        target = small.targets[0].target
+                        if isinstance(target, cst.Name) and dotted(small.value):
+                            class_attrs.append((target.value, dotted(small.value)))
+        self._class_stack.append({
+            "name": node.name.value, "qualname": qual, "line": line, "col": col, "bases": bases,
+            "methods": [], "annotations": tuple(annotations), "class_attrs": tuple(class_attrs),
+            "conditional": self._block_depth > 0 and not self._func_stack,
+        })
+
+    def leave_ClassDef(self, node: cst.ClassDef) -> None:
+        data = self._class_stack.pop()
+        if self._func_stack:
+            return  # classes defined inside functions are not addressable
+        self.classes.append(ClassDef(
+            name=data["name"], qualname=data["qualname"], line=data["line"], col=data["col"],
+            bases=data["bases"], methods=tuple(data["methods"]), annotations=data["annotations"],
+            class_attrs=data["class_attrs"], conditional=data["conditional"],
+        ))
+
+    # -- functions -------------------------------------------------------------
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        if self._func_stack:
+            # Nested function: its body is attributed to the enclosing function.
+            self._func_stack[-1]["nested"] += 1
+            return
+        line, col = self._pos(node)
+        end = self.get_metadata(PositionProvider, node).end.line
+        params = []
+        for p in list(node.params.posonly_params) + list(node.params.params) + list(node.params.kwonly_params):
+            default = dotted(p.default) if p.default is not None else ""
+            annotation = dotted(p.annotation.annotation) if p.annotation is not None else ""
+            params.append(Param(p.name.value, default, annotation))
+        cls = self._class_stack[-1] if self._class_stack else None
+        qual = f"{cls['qualname']}.{node.name.value}" if cls else node.name.value
+        self._func_stack.append({
+            "name": node.name.value, "qualname": qual, "line": line, "col": col, "end": end,
+            "params": tuple(params), "calls": [], "writes": [], "reads": {}, "fallbacks": [],
+            "early_returns": [], "logging": [], "locals": [], "returns": [], "nested": 0,
+        })
+        self._early_returns(node)
+
+    def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
+        data = self._func_stack[-1]
+        if data["nested"]:
+            data["nested"] -= 1
+            return
+        self._func_stack.pop()
+        func = Function(
+            name=data["name"], qualname=data["qualname"], line=data["line"], col=data["col"],
+            end_line=data["end"], params=data["params"], calls=tuple(data["calls"]),
+            writes=tuple(data["writes"]), reads=tuple(data["reads"].values()),
+            fallbacks=tuple(data["fallbacks"]), early_returns=tuple(data["early_returns"]),
+            logging_calls=tuple(data["logging"]), local_types=tuple(data["locals"]),
+            returns=tuple(dict.fromkeys(data["returns"])),
+        )
+        if self._class_stack:
+            self._class_stack[-1]["methods"].append(func)
+        else:
+            self.functions.append(func)
+
+    def _early_returns(self, node: cst.FunctionDef) -> None:
+        body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
+        for stmt in body:
+            if isinstance(stmt, cst.If) and isinstance(stmt.body, cst.IndentedBlock):
+                inner = stmt.body.body
+                if inner and isinstance(inner[-1], cst.SimpleStatementLine) and any(
+                    isinstance(s, cst.Return) for s in inner[-1].body
+                ):
+                    line, _ = self._pos(stmt)
+                    self._func_stack[-1]["early_returns"].append(EarlyReturn(line, self._src(stmt.test)))
+
+    def visit_Return(self, node: cst.Return) -> None:
+        func = self._current()
+        if func is None or node.value is None or func["nested"]:
+            return
+        calls = _value_calls(node.value)
+        if calls:
+            func["returns"].extend(calls)
+        elif dotted(node.value):
+            func["returns"].append("=" + dotted(node.value))
+
+    # -- if: guards and fallbacks ------------------------------------------------
+    def visit_If(self, node: cst.If) -> None:
+        self._enter_block()
+        func = self._current()
+        if func is None:
+            return
+        guard = _hasattr_guard(node.test)
+        if guard:
+            else_writes = tuple(sorted(_self_targets(_else_statements(node))))
+            self._guards.append((guard[0], guard[1], else_writes))
+        else:
+            self._guards.append(("", "", ()))
+        params = {p.name for p in func["params"]}
+        tested, negated = _none_test(node.test, params)
+        if tested:
+            branch = node.body if not negated else (node.orelse.body if isinstance(node.orelse, cst.Else) else None)
+            if branch is not None:
+                self._record_fallbacks(func, tested, branch)
+
+    def leave_If(self, node: cst.If) -> None:
+        self._leave_block()
+        if self._current() is not None:
+            self._guards.pop()
+
+    def _record_fallbacks(self, func: dict, param: str, branch: cst.BaseSuite) -> None:
+        stmts = branch.body if isinstance(branch, cst.IndentedBlock) else ()
+        has_logging = any(_is_logging(dotted(c.func)) for c in _walk_calls(branch))
+        for stmt in stmts:
+            if not isinstance(stmt, cst.SimpleStatementLine):
+                continue
+            for small in stmt.body:
+                if isinstance(small, cst.Assign) and len(small.targets) == 1:
+                    if param in _names(small.value):
+                        continue  # derived from the parameter: not a fallback
+                    if not isinstance(small.value, (cst.List, cst.Tuple, cst.ListComp, cst.Call)):
+                        continue
+                    line, col = self._pos(small)
+                    target = dotted(small.targets[0].target) or self._src(small.targets[0].target)
+                    func["fallbacks"].append(Fallback(param, line, col, target, self._src(small.value), has_logging))
+
+    # -- assignments ---------------------------------------------------------------
+    def visit_Assign(self, node: cst.Assign) -> None:
+        func = self._current()
+        for t in node.targets:
+            self._skip_reads.add(id(t.target))
+        if func is None:
+            if not self._class_stack and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
+                values = _dotted_values(node.value)
+                if values:
+                    line, _ = self._pos(node)
+                    self.assignments.append((node.targets[0].target.value, values, line))
+            return
+        for t in node.targets:
+            self._record_target(func, t.target, node.value, node)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        func = self._current()
+        self._skip_reads.add(id(node.target))
+        if func is not None and node.value is not None:
+            self._record_target(func, node.target, node.value, node)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._skip_reads.add(id(node.target))
+
+    def _record_target(self, func: dict, target: cst.BaseExpression, value: cst.BaseExpression, stmt) -> None:
+        targets = [e.value for e in target.elements] if isinstance(target, (cst.Tuple, cst.List)) else [target]
+        for tgt in targets:
+            name = dotted(tgt)
+            if name.startswith("self."):
+                line, col = self._pos(stmt)
+                func["writes"].append(Write(
+                    target=name, line=line, col=col, value_calls=_value_calls(value),
+                    value_src=self._src(value), value_names=tuple(sorted(_names(value))),
+                    literal_true=isinstance(value, cst.Name) and value.value == "True",
+                ))
+            elif isinstance(tgt, cst.Name) and len(targets) == 1:
+                calls = _value_calls(value)
+                if calls:
+                    func["locals"].append((tgt.value, calls[0]))
+                elif dotted(value):
+                    func["locals"].append((tgt.value, "=" + dotted(value)))
+
+    # -- reads and calls -------------------------------------------------------------
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        func = self._current()
+        if func is None or id(node) in self._skip_reads:
+            return
+        name = dotted(node)
+        if name.startswith("self.") and name not in func["reads"]:
+            line, col = self._pos(node)
+            func["reads"][name] = Read(name, line, col)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = self._current()
+        name = dotted(node.func)
+        line, col = self._pos(node)
+        args, kwargs, star = [], [], False
+        for arg in node.args:
+            if arg.star:
+                star = True
+                continue
+            value = dotted(arg.value) or self._src(arg.value)
+            if arg.keyword is not None:
+                kwargs.append((arg.keyword.value, value))
+            else:
+                args.append(value)
+        guard, else_writes = "", ()
+        if func is not None and name:
+            receiver, _, method = name.rpartition(".")
+            for g_receiver, g_name, g_else in reversed(self._guards):
+                if g_receiver and g_receiver == receiver and g_name == method:
+                    guard, else_writes = f"hasattr({receiver}, {method!r})", g_else
+                    break
+        call = Call(name, line, col, len(args) + len(kwargs), tuple(args), tuple(kwargs), star, guard, else_writes)
+        if func is None:
+            if not self._class_stack:
+                self.module_calls.append(call)
+            return
+        func["calls"].append(call)
+        if _is_logging(name):
+            func["logging"].append(line)
+        # getattr(self, "x") reads self.x
+        if name == "getattr" and len(node.args) >= 2 and dotted(node.args[0].value) == "self":
+            attr = _string_value(node.args[1].value)
+            if attr and f"self.{attr}" not in func["reads"]:
+                func["reads"][f"self.{attr}"] = Read(f"self.{attr}", line, col)
+
+
+class _OutlineCollector(_Collector):
+    METADATA_DEPENDENCIES = ()
+
+
+def _is_logging(name: str) -> bool:
+    lowered = name.lower()
+    return bool(lowered) and any(word in lowered for word in _LOG_WORDS)
+
+
+def _walk_calls(node: cst.CSTNode) -> Iterable[cst.Call]:
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, cst.Call):
+            yield current
+        stack.extend(current.children)
+
+
+def _names(node: cst.CSTNode) -> set[str]:
+    found, stack = set(), [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, cst.Name):
+            found.add(current.value)
+        stack.extend(current.children)
+    return found
+
+
+def _else_statements(node: cst.If) -> tuple:
+    if isinstance(node.orelse, cst.Else) and isinstance(node.orelse.body, cst.IndentedBlock):
+        return tuple(node.orelse.body.body)
+    if isinstance(node.orelse, cst.If):
+        return (node.orelse,)
+    return ()
+
+
+def _self_targets(stmts) -> set[str]:
+    found = set()
+    for stmt in stmts:
+        if isinstance(stmt, cst.If):
+            found |= _self_targets(stmt.body.body if isinstance(stmt.body, cst.IndentedBlock) else ())
+            found |= _self_targets(_else_statements(stmt))
+        if isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                if isinstance(small, (cst.Assign,)):
+                    for t in small.targets:
+                        name = dotted(t.target)
+                        if name.startswith("self."):
+                            found.add(name)
+    return found
+
+
+def _value_calls(value: cst.BaseExpression) -> tuple[str, ...]:
+    """Dotted callees a value may come from, keeping if/else alternatives."""
+    if isinstance(value, cst.IfExp):
+        return _value_calls(value.body) + _value_calls(value.orelse)
+    if isinstance(value, cst.Call):
+        name = dotted(value.func)
+        if name:
+            return (name,)
+        if isinstance(value.func, cst.Subscript):
+            return ("<subscript>",)
+        if isinstance(value.func, cst.Call):
+            return ("<call>",)
+    if isinstance(value, cst.BooleanOperation):
+        return _value_calls(value.left) + _value_calls(value.right)
+    return ()
+
+
+def _dotted_values(value: cst.BaseExpression) -> tuple[str, ...]:
+    if dotted(value):
+        return (dotted(value),)
+    if isinstance(value, (cst.List, cst.Tuple)):
+        names = tuple(dotted(e.value) for e in value.elements)
+        if names and all(names):
+            return names
+    return ()
+
+
+def _hasattr_guard(test: cst.BaseExpression) -> tuple[str, str] | None:
+    if isinstance(test, cst.BooleanOperation):
+        return _hasattr_guard(test.left) or _hasattr_guard(test.right)
+    if isinstance(test, cst.Call) and dotted(test.func) == "hasattr" and len(test.args) == 2:
+        name = _string_value(test.args[1].value)
+        receiver = dotted(test.args[0].value)
+        if name and receiver:
+            return receiver, name
+    return None
+
+
+def _none_test(test: cst.BaseExpression, params: set[str]) -> tuple[str, bool]:
+    """(param, negated) when the test is ``param is None`` / ``not param`` (negated:
+    ``param is not None`` / ``param``, so the else branch is the fallback)."""
+    if isinstance(test, cst.Comparison) and isinstance(test.left, cst.Name) and len(test.comparisons) == 1:
+        comp = test.comparisons[0]
+        if isinstance(comp.comparator, cst.Name) and comp.comparator.value == "None" and test.left.value in params:
+            if isinstance(comp.operator, (cst.Is, cst.Equal)):
+                return test.left.value, False
+            if isinstance(comp.operator, (cst.IsNot, cst.NotEqual)):
+                return test.left.value, True
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        if isinstance(test.expression, cst.Name) and test.expression.value in params:
+            return test.expression.value, False
+    if isinstance(test, cst.Name) and test.value in params:
+        return test.value, True
+    return "", False
+
+
+# -- outline extraction ---------------------------------------------------------------
+
+_OUTLINE_START = re.compile(r"^(\s*)(from\s+\S+\s+import\b|import\s+\S|class\s+\w+|[A-Za-z_]\w*\s*=)")
+
+
+def outline_source(text: str) -> tuple[str, list[int]]:
+    """Keep imports, class headers and top-level ``NAME = ...`` statements.
+
+    Returns the compact snippet and, for each of its statements, the line
+    number in ``text`` where it starts. Indented imports are dedented (they still bind names in the
+    module, e.g. under ``try:`` or ``if TYPE_CHECKING:``).
+    """
+    lines = text.split("\n")
+    out: list[str] = []
+    line_map: list[int] = []  # original line of each statement, in order
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        match = _OUTLINE_START.match(line)
+        if not match:
+            i += 1
+            continue
+        indent, head = match.group(1), match.group(2)
+        is_import = head.startswith(("from", "import"))
+        if indent and not is_import:
+            i += 1
+            continue
+        # Gather the logical line: brackets balanced and no trailing backslash.
+        stmt = [line[len(indent):]]
+        depth = _bracket_delta(line)
+        j = i
+        while (depth > 0 or stmt[-1].rstrip().endswith("\\")) and j + 1 < len(lines):
+            j += 1
+            stmt.append(lines[j].strip())
+            depth += _bracket_delta(lines[j])
+        if head.startswith("class"):
+            joined_last = stmt[-1].rstrip()
+            if not joined_last.endswith(":"):
+                # single-line class with body after the colon: keep the header only
+                idx = joined_last.rfind(":")
+                joined_last = joined_last[: idx + 1] if idx >= 0 else joined_last
+            stmt[-1] = joined_last + " ..."
+        elif not is_import:
+            # Only simple `NAME = names` assignments are useful in an outline.
+            rhs = "\n".join(stmt).split("=", 1)[1]
+            if not re.fullmatch(r"[\s\w.,\[\]()\\]*", rhs):
+                i = j + 1
+                continue
+        out.append("\n".join(stmt))
+        line_map.append(i + 1)
+        i = j + 1
+    return "\n".join(out) + "\n", line_map
+
+
+def _bracket_delta(line: str) -> int:
+    code = line.split("#", 1)[0]
+    return sum(code.count(c) for c in "([{") - sum(code.count(c) for c in ")]}")
+
+
+def summarize(text: str, module: str, path: str, is_package: bool, level: str = "full") -> ModuleSummary:
+    """Parse ``text`` and summarise it. Raises InputError for unparsable input."""
+    line_map = None
+    if level == "outline":
+        source, line_map = outline_source(text)
+    else:
+        source = text
+    try:
+        tree = cst.parse_module(source)
+    except cst.ParserSyntaxError as exc:
+        if level == "outline":
+            return summarize(text, module, path, is_package, "full")
+        raise InputError(f"syntax error: {exc.message}", exc.raw_line) from None
+    except RecursionError:
+        raise InputError("nesting too deep to parse") from None
+    except Exception as exc:  # libcst's native parser raises plain exceptions on odd input
+        if level == "outline":
+            return summarize(text, module, path, is_package, "full")
+        raise InputError(f"cannot parse: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}") from None
+    try:
+        if line_map is not None:
+            # Outline: statement k of the snippet starts at line_map[k]; positions
+            # come from that map, which spares libcst's costly position metadata.
+            if len(tree.body) != len(line_map):
+                return summarize(text, module, path, is_package, "full")
+            node_lines = {}
+            for stmt, line in zip(tree.body, line_map):
+                node_lines[id(stmt)] = line
+                for small in getattr(stmt, "body", ()) if isinstance(stmt, cst.SimpleStatementLine) else ():
+                    node_lines[id(small)] = line
+            collector = _OutlineCollector(module, is_package, tree.code_for_node, node_lines)
+            tree.visit(collector)
+        else:
+            wrapper = MetadataWrapper(tree, unsafe_skip_copy=True)
+            collector = _Collector(module, is_package, tree.code_for_node)
+            wrapper.visit(collector)
+    except RecursionError:
+        raise InputError("nesting too deep to analyse") from None
+    return ModuleSummary(
+        module=module, path=path, level=level, imports=tuple(collector.imports),
+        star_imports=tuple(collector.star_imports), classes=tuple(collector.classes),
+        functions=tuple(collector.functions), module_calls=tuple(collector.module_calls),
+        assignments=tuple(collector.assignments),
+    )
+
+
+def decode_source(data: bytes) -> str:
+    """Bytes -> text the way Python reads a module; InputError when it cannot."""
+    if b"\x00" in data:
+        raise InputError("file contains NUL bytes", 1)
+    import io
+    import tokenize
+
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError as exc:
+        raise InputError(f"bad coding cookie: {exc}", 1) from None
+    try:
+        text = data.decode(encoding)
+    except (UnicodeDecodeError, LookupError) as exc:
+        line = data[: getattr(exc, "start", 0)].count(b"\n") + 1
+        raise InputError(f"not valid {encoding}: {exc.reason if hasattr(exc, 'reason') else exc}", line) from None
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    return text.replace("\r\n", "\n").replace("\r", "\n")

@@ -1,0 +1,142 @@
+"""The set of modules of one scanned tree, indexed lazily and in parallel.
+
+A protocol scan asks for a few modules in full and many in outline; anything
+else is indexed on demand (and upgraded from outline to full when a later
+stage needs method bodies). Input errors are recorded, never raised.
+"""
+
+from __future__ import annotations
+
+import os
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+
+from tracer.cache import SummaryCache, entry_key
+from tracer.discover import SourceFile
+from tracer.index import InputError, decode_source, summarize
+from tracer.summary import ModuleSummary
+
+MAX_FILE_BYTES = 20 * 1024 * 1024  # larger files are reported, not parsed
+
+
+@dataclass(frozen=True)
+class InputProblem:
+    path: str
+    line: int
+    reason: str
+
+
+def _read(abspath: str) -> bytes:
+    with open(abspath, "rb") as fh:
+        return fh.read(MAX_FILE_BYTES + 1)
+
+
+def index_file(source: SourceFile, level: str, data: bytes | None = None) -> ModuleSummary:
+    """Summary of one file, or a summary carrying the input error."""
+    try:
+        if data is None:
+            data = _read(source.abspath)
+        if len(data) > MAX_FILE_BYTES:
+            raise InputError(f"file larger than {MAX_FILE_BYTES // (1024 * 1024)} MB; not parsed", 1)
+        text = decode_source(data)
+        return summarize(text, source.module, source.path, source.is_package, level)
+    except InputError as exc:
+        return ModuleSummary(source.module, source.path, level, error=exc.reason, error_line=exc.line or 1)
+    except OSError as exc:
+        return ModuleSummary(source.module, source.path, level, error=f"cannot read: {exc.strerror}", error_line=1)
+    except RecursionError:
+        return ModuleSummary(source.module, source.path, level, error="nesting too deep to analyse", error_line=1)
+
+
+def _index_job(args: tuple[SourceFile, str, bytes]) -> ModuleSummary:
+    source, level, data = args
+    return index_file(source, level, data)
+
+
+class Project:
+    def __init__(self, files: list[SourceFile], cache: SummaryCache, jobs: int = 0):
+        self.files = files
+        self.by_module: dict[str, SourceFile] = {}
+        self.duplicates: list[InputProblem] = []
+        for f in files:
+            if f.module in self.by_module:
+                self.duplicates.append(InputProblem(
+                    f.path, 1, f"duplicate module name {f.module} (also {self.by_module[f.module].path}); ignored"))
+                continue
+            self.by_module[f.module] = f
+        self.cache = cache
+        self.jobs = jobs or min(os.cpu_count() or 1, 8)
+        self.summaries: dict[str, ModuleSummary] = {}
+        self._data: dict[str, bytes | None] = {}
+        self.parsed_full = 0
+        self.parsed_outline = 0
+
+    # -- raw text ----------------------------------------------------------------
+    def data(self, module: str) -> bytes | None:
+        if module not in self._data:
+            source = self.by_module.get(module)
+            try:
+                self._data[module] = _read(source.abspath) if source else None
+            except OSError:
+                self._data[module] = None
+        return self._data[module]
+
+    def mentions(self, module: str, word: str) -> bool:
+        """Cheap text test: can this module define or use ``word`` at all?"""
+        data = self.data(module)
+        return data is None or word.encode() in data  # unreadable: do not rule out
+
+    # -- summaries -----------------------------------------------------------------
+    def load(self, requests: dict[str, str]) -> None:
+        """Index modules {module: level} that are not yet indexed deeply enough."""
+        todo = []
+        for module, level in sorted(requests.items()):
+            have = self.summaries.get(module)
+            if have is not None and (have.level == "full" or level == "outline"):
+                continue
+            source = self.by_module.get(module)
+            if source is None:
+                continue
+            data = self.data(module)
+            if data is None:
+                self.summaries[module] = index_file(source, level)
+                continue
+            key = entry_key(data, source.module, source.path, level)
+            cached = self.cache.get(key)
+            if cached is not None:
+                self.summaries[module] = cached
+                continue
+            todo.append((source, level, data, key))
+        if not todo:
+            return
+        if len(todo) > 8 and self.jobs > 1:
+            # Biggest first so the pool's tail is short.
+            todo.sort(key=lambda t: -len(t[2]))
+            with ProcessPoolExecutor(max_workers=self.jobs) as pool:
+                results = list(pool.map(_index_job, [(s, lv, d) for s, lv, d, _ in todo], chunksize=1))
+        else:
+            results = [index_file(s, lv, d) for s, lv, d, _ in todo]
+        for (source, level, _, key), summary in zip(todo, results):
+            self.summaries[source.module] = summary
+            if summary.level == "full":
+                self.parsed_full += 1
+            else:
+                self.parsed_outline += 1
+            if not summary.error:
+                self.cache.put(key, summary)
+
+    def module(self, name: str, level: str = "outline") -> ModuleSummary | None:
+        if name not in self.by_module:
+            return None
+        self.load({name: level})
+        return self.summaries.get(name)
+
+    def full(self, name: str) -> ModuleSummary | None:
+        return self.module(name, "full")
+
+    def input_problems(self) -> list[InputProblem]:
+        problems = list(self.duplicates)
+        for summary in self.summaries.values():
+            if summary.error:
+                problems.append(InputProblem(summary.path, summary.error_line, summary.error))
+        return sorted(problems, key=lambda p: (p.path, p.line))
