@@ -173,6 +173,10 @@ class Adapter:
         cls = _graph_safe_decode(TorchNativeAttnBackend) if graph_safe else TorchNativeAttnBackend
         backend = cls(SimpleNamespace(device=self.device, req_to_token_pool=req_pool,
                                       token_to_kv_pool=kv_pool))
+        # 0.5.6's backend keeps no pools (the batch carries them); keep them
+        # here for attention_scope
+        backend.req_to_token_pool = req_pool
+        backend.token_to_kv_pool = kv_pool
         # the name a runner stamps on its backend; DeepSeek dispatches on it
         backend.prefill_attention_backend_str = "torch_native"
         backend.decode_attention_backend_str = "torch_native"
@@ -191,10 +195,17 @@ class Adapter:
     def init_dp_attention(self, hf_config) -> None:
         pass
 
+    def after_build(self, model) -> None:
+        """Adjust op dispatch on a built model (not its capture code)."""
+
     def setter_order(self) -> List[Dict[str, object]]:
         """The setter calls around CUDA-graph capture, in the runner's order,
         each with the release line that makes it."""
         raise NotImplementedError
+
+    def _note(self, patch: str) -> None:
+        if patch not in self.patches:
+            self.patches.append(patch)
 
     def _find_line(self, rel: str, pattern: str) -> str:
         path = self.release.srt / rel
@@ -303,6 +314,20 @@ class BatchFieldsAdapter(Adapter):
         initialize_dp_attention(self.server_args, SimpleNamespace(
             hidden_size=hf_config.hidden_size, dtype=torch.float32))
 
+    def after_build(self, model) -> None:
+        if self.device != "cuda":
+            return
+        # 0.5.6 has no SGLANG_FORCE_FUSED_OP_BACKEND: on CUDA its CustomOps
+        # dispatch to sgl-kernel. Switch them to forward_native with the
+        # release's own switch (the one its torch.compile mode uses).
+        from sglang.srt.custom_op import CustomOp
+
+        for module in model.modules():
+            if isinstance(module, CustomOp):
+                module.enter_torch_compile(num_tokens=1)
+        self._note("CustomOp.enter_torch_compile(num_tokens=1) on every op (CUDA: forward_native "
+                   "instead of sgl-kernel)")
+
     @contextlib.contextmanager
     def attention_scope(self, backend, forward_batch):
         forward_batch.attn_backend = backend
@@ -318,7 +343,8 @@ class BatchFieldsAdapter(Adapter):
 
         deepseek_v2.AttentionBackendRegistry.register(
             "torch_native", lambda attn, fb, *a: deepseek_v2.AttnForwardMethod.MLA)
-        self.server_args.attention_backend = "torch_native"
+        for field in ("attention_backend", "prefill_attention_backend", "decode_attention_backend"):
+            setattr(self.server_args, field, "torch_native")  # the name DeepSeek dispatches on
         self.patches.append("AttentionBackendRegistry.register('torch_native' -> MLA) (DeepSeek)")
 
     def setter_order(self):

@@ -31,6 +31,8 @@ def judge(row: Dict[str, Any]) -> Dict[str, Any]:
     problems: List[str] = []
     requested = row["draft"]["runner"]
     static = row["static"]
+    # a prediction the static side could not make is unknown, not a disagreement
+    known = static.get("available") and static.get("effective_layers") is not None
     seen = {}
     for name, path in row["runtime"].get("paths", {}).items():
         if "error" in path:
@@ -42,7 +44,7 @@ def judge(row: Dict[str, Any]) -> Dict[str, Any]:
             problems.append(f"{name}: an aux tensor matches no layer's stream")
         if requested is not None and captured != list(requested):
             problems.append(f"{name} captured outputs of {_fmt(captured)}, draft asked for {_fmt(requested)}")
-        if static.get("available"):
+        if known:
             predicted = static["graph_layers"] if name == "cuda_graph" else static["effective_layers"]
             if predicted != captured:
                 problems.append(f"{name}: static predicts {_fmt(predicted)}, runtime {_fmt(captured)}")
@@ -52,7 +54,7 @@ def judge(row: Dict[str, Any]) -> Dict[str, Any]:
         problems.append("paths capture different layers: " +
                         ", ".join(f"{k} {_fmt(v)}" for k, v in seen.items()))
     static_agrees = None
-    if static.get("available") and seen:
+    if known and seen:
         static_agrees = all(
             (static["graph_layers"] if k == "cuda_graph" else static["effective_layers"]) == v
             for k, v in seen.items())
@@ -68,7 +70,9 @@ def render_table(report: Dict[str, Any]) -> str:
     rows = [head]
     for row in report["rows"]:
         static = row["static"]
-        if static.get("available"):
+        if static.get("available") and static.get("effective_layers") is None:
+            s = "unknown"
+        elif static.get("available"):
             s = _fmt(static["effective_layers"])
             if static["graph_layers"] != static["effective_layers"] and "cuda_graph" in report["paths"]:
                 s += f" graph {_fmt(static['graph_layers'])}"
@@ -84,7 +88,8 @@ def render_table(report: Dict[str, Any]) -> str:
             else:
                 cells.append(_fmt(path["captured"]))
         agrees = row["judgement"]["static_agrees"]
-        cells.append("n/a" if agrees is None else ("yes" if agrees else "NO"))
+        cells.append(("unknown" if static.get("available") else "n/a") if agrees is None
+                     else ("yes" if agrees else "NO"))
         cells.append(row["judgement"]["verdict"])
         rows.append(cells)
     widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
@@ -93,13 +98,19 @@ def render_table(report: Dict[str, Any]) -> str:
     lines.append("")
     lines.append("Captured layers are outputs of layer i (-1 = embedding), matched numerically to the "
                  "stream each decoder layer receives.")
+    said = set()
     for row in report["rows"]:
         for problem in row["judgement"]["problems"]:
             lines.append(f"  {row['entry']} {_fmt(row['draft']['runner'])}: {problem}")
         if not row["static"].get("available"):
-            lines.append(f"  {row['entry']}: static: n/a ({row['static'].get('why', '')})")
+            note = f"  {row['entry']}: static: n/a ({row['static'].get('why', '')})"
         elif row["static"].get("unknowns"):
-            lines.append(f"  {row['entry']}: static unknown: {row['static']['unknowns'][0]}")
+            note = f"  {row['entry']}: static unknown: {row['static']['unknowns'][0]}"
+        else:
+            note = None
+        if note and note not in said:
+            said.add(note)
+            lines.append(note)
         if row["draft"]["requested"] != row["draft"]["runner"]:
             lines.append(f"  {row['entry']}: the draft names {_fmt(row['draft']['requested'])} under "
                          f"{row['draft']['source']}; the runner passes {_fmt(row['draft']['runner'])}")

@@ -168,6 +168,10 @@ def build_hf_config(family: Family, raw: Dict[str, Any], device: str):
     for each in {id(cfg): cfg, id(text_config(family, cfg)): text_config(family, cfg)}.values():
         each.torch_dtype = "float32"
         each.dtype = "float32"
+        rope = getattr(each, "rope_parameters", None)
+        if not hasattr(each, "rope_theta") and isinstance(rope, dict) and "rope_theta" in rope:
+            # releases written for transformers 4 read config.rope_theta
+            each.rope_theta = rope["rope_theta"]
     return cfg
 
 

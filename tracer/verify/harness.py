@@ -105,6 +105,7 @@ class Case:
         self.entry_cls = getattr(module, family.entries[0])
         with torch.device(device):
             self.model = self.entry_cls(self.hf_config, quant_config=None).eval()
+        adapter.after_build(self.model)
         self._load_weights()
         self.layers = resolve_attr(self.model, family.layers_path)
         self.recorder = StreamRecorder(self.layers)
