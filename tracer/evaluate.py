@@ -287,6 +287,7 @@ class _Interpreter:
         self.loop_depth = 0
         self.loops_run = 0  # capture loops run over a known range
         self.loops_unknown = 0  # capture loops whose range could not be evaluated
+        self.capture_unknown = 0  # capture tests that could not be decided
         self.steps = 0
         self.s = _State()
 
@@ -807,6 +808,12 @@ class _Interpreter:
                 return Unknown(self.src(node), (left if is_unknown(left) else right).why)
             if isinstance(right, Obj):
                 return self.unknown(node, f"membership in {right.name}")
+            if isinstance(right, (list, tuple, set, frozenset)) and any(is_unknown(item) for item in right):
+                # Only a known equal item decides; otherwise an unknown item might match.
+                if any(not is_unknown(item) and item == left for item in right):
+                    return isinstance(op, cst.In)
+                unknown_item = next(item for item in right if is_unknown(item))
+                return Unknown(self.src(node), f"depends on {unknown_item.expr}: {unknown_item.why}")
             try:
                 found = left in right
             except TypeError as exc:
@@ -827,6 +834,7 @@ class _Interpreter:
             # Undecidable conditions are attached when the branches are merged.
             self.s.events.append(CaptureEvent(left, line, self.loop_depth > 0))
         elif is_unknown(outcome):
+            self.capture_unknown += 1
             self.note(self.src(node), line, f"capture test could not be evaluated: {outcome.why}")
 
     def watch_marker(self, name: str, value: Any, node: cst.CSTNode) -> None:
@@ -836,6 +844,7 @@ class _Interpreter:
         if value is True:
             self.s.events.append(CaptureEvent(self.visit_stack[-1], self.line(node), True))
         elif is_unknown(value):
+            self.capture_unknown += 1
             self.note(self.src(node), self.line(node), f"capture test could not be evaluated: {value.why}")
 
     def eval_IfExp(self, node: cst.IfExp) -> Any:
@@ -1469,5 +1478,5 @@ def captured_indices(
         unknowns=tuple(unknowns),
         # Captures that hang on an undecided condition make the answer incomplete.
         complete=bool(loops) and interp.loops_run > 0 and interp.loops_unknown == 0
-        and not any(e.condition for e in events),
+        and interp.capture_unknown == 0 and not any(e.condition for e in events),
     )

@@ -24,7 +24,7 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from tracer.configs import DraftConfig, TargetConfig
-from tracer.evaluate import Obj, Unknown, captured_indices, evaluate_function, is_unknown
+from tracer.evaluate import Obj, Unknown, captured_indices, contains_unknown, evaluate_function, is_unknown
 
 __all__ = ["explain_model", "format_explanation", "stage_ranges", "locate_function", "ExplainError"]
 
@@ -487,7 +487,9 @@ def explain_model(
     setter_hop = hops[0]
     loop_file = eager["read"]["file"] if cap is not None else None
     loop_line = cap.loop_line if cap is not None else None
-    layers_to_capture = result["layers_to_capture"]
+    ltc_value = eager["layers_to_capture"]
+    # Findings that compare numbers need a fully known list.
+    layers_to_capture = list(ltc_value) if isinstance(ltc_value, (list, tuple)) and not contains_unknown(ltc_value) else None
     effective = result["effective_layers"]
 
     fallback_store: dict = {}
@@ -570,6 +572,9 @@ def explain_model(
                 loop_file, loop_line))
 
     count, source = draft.expected_aux_count(target.hidden_size)
+    if count is None and draft.fc is None:
+        # SGLang sizes the draft input as target_hidden * 3 when the draft names no ids (eagle_utils.py).
+        count, source = 3, "SGLang's default of 3 aux states when the draft names none"
     result["expected_aux"] = {"count": count, "source": source}
     if draft.target_hidden_size is not None and target.hidden_size is not None and draft.target_hidden_size != target.hidden_size:
         findings.append(_finding(
@@ -600,10 +605,15 @@ def explain_model(
 
 
 def _plain(value: Any) -> Any:
+    """JSON-ready: unknowns become {"unknown": expr, "why": ...}, tuples lists."""
     if is_unknown(value):
         return {"unknown": value.expr, "why": value.why}
-    if isinstance(value, tuple):
-        return list(value)
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, Obj):
+        return {"object": value.name}
     return value
 
 
