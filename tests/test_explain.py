@@ -535,3 +535,24 @@ def test_qwen2_5_7b_across_releases(tmp_path):
         assert result["layers_to_capture"] == [2, 14, 28]
         assert result["effective_layers"] == [1, 13]
         assert slugs(result) == ["unreachable-layer", "count-mismatch"]
+
+
+@pytest.mark.real
+@needs_cache
+def test_end_to_end_with_the_scan_engine(tmp_path):
+    """The scan engine's own chain and call sites for 0.5.23, picked by the Kimi-K2.5 config."""
+    engine = pytest.importorskip("tracer.engine")
+    from tracer.explain import pick_model
+
+    root = release("0.5.23")
+    scan = engine.scan_to_json(str(root))
+    t = load_target_config(CONFIGS / "kimi-k2.5")
+    d = load_draft_config(CONFIGS / "draft-eagle-config")
+    model = pick_model(scan, t, None, "sglang-eagle3")
+    assert model["entry"] == "sglang.srt.models.kimi_k25.KimiK25ForConditionalGeneration"
+    result = explain_model(Path(scan["root"]), model, scan["call_sites"], t, d)
+    assert result["layers_to_capture"] == [2, 30, 58]
+    assert result["effective_layers"] == [1, 29, 57]
+    # 0.5.23 makes its one configured call before graph capture: graphs agree with eager.
+    assert result["graph_layers"] == [1, 29, 57] and not result["graph_layers_differ"]
+    assert slugs(result) == ["offset-mismatch"]

@@ -26,7 +26,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 from tracer.configs import DraftConfig, TargetConfig
 from tracer.evaluate import Obj, Unknown, captured_indices, contains_unknown, evaluate_function, is_unknown
 
-__all__ = ["explain_model", "format_explanation", "stage_ranges", "locate_function", "ExplainError"]
+__all__ = ["explain_model", "format_explanation", "stage_ranges", "locate_function", "pick_model", "explain_command", "ExplainError"]
 
 # The protocol facts explain needs (rules/sglang-eagle3.toml); a caller may pass its own.
 DEFAULT_PROTOCOL = {
@@ -312,10 +312,14 @@ def _consumer_env(store: dict, owner: Optional[str], config: dict, rank: _Rank, 
 
 def _call_sequence(call_sites: Sequence[dict], protocol: str) -> list:
     sites = [c for c in call_sites if c.get("protocol", protocol) == protocol]
-    if any("order" in c for c in sites):
-        return sorted(sites, key=lambda c: c.get("order", 0))
-    # Without an explicit order, calls made before graph capture ran first.
-    return sorted(sites, key=lambda c: 0 if c.get("before_graph_capture") else 1)
+
+    # Calls made before graph capture ran before those made after it; inside
+    # each group the scan's order decides, and a call of unknown order goes last.
+    def key(site: dict) -> tuple:
+        order = site.get("order")
+        return (0 if site.get("before_graph_capture") else 1, order is None, order if order is not None else 0)
+
+    return sorted(sites, key=key)
 
 
 def _finding(slug: str, severity: str, message: str, hint: str, file: Optional[str], line: Optional[int]) -> dict:
@@ -398,6 +402,10 @@ def explain_model(
     # The runner's calls, in start-up order.
     sequence = _call_sequence(call_sites, proto["name"])
     assumed_sequence = not sequence
+    unordered = [c for c in sequence if "order" in c and c.get("order") is None]
+    if unordered:
+        notes.append("start-up order unknown for " + ", ".join(f"{c.get('file')}:{c.get('line')}" for c in unordered)
+                     + "; placed last among the calls on the same side of graph capture")
     if not sequence:
         notes.append("no runner call sites given: assumed one call with the draft's ids (the eager path)")
         sequence = [{"file": None, "line": None, "passes_ids": True, "before_graph_capture": False, "caller": "(assumed)"}]
@@ -427,7 +435,13 @@ def explain_model(
     for run in last["runs"]:
         site = run["site"]
         where = f"{site['file']}:{site['line']}" if site.get("file") else "the runner"
-        label = f"runner call at {where} ({site.get('caller', '?')}) passes {'ids ' + _fmt(run['ids']) if site.get('passes_ids') else 'no ids'}"
+        if not site.get("passes_ids"):
+            passed = "no ids"
+        elif run["ids"] is None:
+            passed = "the draft's ids, which the runner read as None"
+        else:
+            passed = f"ids {_fmt(run['ids'])}"
+        label = f"runner call at {where} ({site.get('caller', '?')}) passes {passed}"
         if site.get("before_graph_capture"):
             label += ", before CUDA-graph capture"
         result["steps"].append(label)
