@@ -414,7 +414,7 @@ def check_in_browser(scan: dict, out: Path, work: Path, shots: Path) -> None:
 @needs_chromium
 def test_fixture_report_in_headless_chromium(scan, tmp_path):
     build_report(scan, tmp_path / "out", None)
-    check_in_browser(scan, tmp_path / "out", tmp_path, Path(os.environ.get("TRACER_SCREENSHOTS", tmp_path / "shots")))
+    check_in_browser(scan, tmp_path / "out", tmp_path, Path(os.environ.get("TRACER_SCREENSHOTS", tmp_path)) / "fixture")
 
 
 def real_release(version: str) -> Path:
@@ -441,4 +441,4 @@ def test_real_release_report_in_headless_chromium(tmp_path):
     assert summary["graphviz"] and summary["pictures"] > 0
     assert seconds < 20, f"report took {seconds:.1f} s (goal 10 s on 2 cores)"
     assert any(m["verdict"] == "broken" and m["chain"] for m in scan["models"]), "0.5.23 should have a broken chain"
-    check_in_browser(scan, tmp_path / "out", tmp_path, Path(os.environ.get("TRACER_SCREENSHOTS", tmp_path / "shots")))
+    check_in_browser(scan, tmp_path / "out", tmp_path, Path(os.environ.get("TRACER_SCREENSHOTS", tmp_path)) / "sglang-0.5.23")

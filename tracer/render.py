@@ -306,6 +306,14 @@ def chain_dot(model: dict, findings: list[dict] | None = None, link_prefix: str 
         elif kind in ("setter", "delegate"):
             previous, write_id = node_id, None
 
+    if bad_index is not None and chain[bad_index].get("kind") == "write" and not any(
+        hop.get("kind") == "read" for hop in chain[bad_index + 1:]
+    ):
+        # a dead write: show the reader that is not there
+        graph.add_node(pydot.Node(_node_id("no-reader"), label="no reader", shape="box", style="dashed,rounded",
+                                  color=RED, fontcolor=RED, tooltip="no method of the state owner reads it"))
+        graph.add_edge(pydot.Edge(hop_ids[bad_index], _node_id("no-reader"), style="dashed", color=RED, arrowhead="empty"))
+
     if not chain:
         reason = model.get("reason") or {
             "missing": "no setter in the entry class's MRO",

@@ -126,6 +126,11 @@ class _Sources:
 # shared fragments
 
 
+def _where(file: str | None, line: int | None) -> str:
+    """file:line, allowed to break after each slash (long paths in narrow columns)."""
+    return _e(rendering.location(file, line)).replace("/", "/<wbr>")
+
+
 def _badge(verdict: str | None, text: str | None = None) -> str:
     verdict = verdict or "unknown"
     return f'<span class="badge v-{_e(verdict)}">{_e(text or verdict)}</span>'
@@ -160,7 +165,7 @@ def _call_sites_table(sites: list[dict], with_protocol: bool = True) -> str:
             f'<tr class="{"bad" if late or site.get("passes_ids") is False else ""}">'
             f'<td>{_e(site.get("order", ""))}</td>'
             f'<td>{_qualname_cell(site.get("caller"))}</td>'
-            f'<td class="where">{_e(rendering.location(site.get("file"), site.get("line")))}</td>'
+            f'<td class="where">{_where(site.get("file"), site.get("line"))}</td>'
             f'<td>{_yes_no(site.get("passes_ids"))}</td>'
             f'<td>{_yes_no(site.get("before_graph_capture"), "before", "after")}</td>'
             + (f'<td class="muted">{_e(site.get("protocol"))}</td>' if with_protocol else "") + "</tr>"
@@ -266,20 +271,20 @@ def _index_main(scan: dict, entries: dict, protocols: list[str], findings: list[
     )
 
     # runner call sites, findings, call graph, input errors
-    parts.append("<h2>Runner call sites</h2>" + _call_sites_table(scan.get("call_sites") or []))
-    parts.append(f"<h2>Findings <small class=muted>{len(findings)}</small></h2>" + _findings_table(findings))
+    parts.append("<h2 id=\"call-sites\">Runner call sites</h2>" + _call_sites_table(scan.get("call_sites") or []))
+    parts.append(f"<h2 id=\"findings\">Findings <small class=muted>{len(findings)}</small></h2>" + _findings_table(findings))
     picture = (
         f'<a href="callgraph.svg">callgraph.svg</a> · ' if callgraph.get("picture") else ""
     )
     parts.append(
-        "<h2>Call graph</h2><p>The whole protocol subgraph (every traced chain and the runner call sites), "
+        "<h2 id=\"callgraph\">Call graph</h2><p>The whole protocol subgraph (every traced chain and the runner call sites), "
         f'clustered by module: {picture}<a href="callgraph.dot">callgraph.dot</a>.'
         f' {_e(callgraph.get("message") or "")}</p>'
     )
     errors = scan.get("input_errors") or []
     if errors:
         items = "".join(
-            f'<tr><td class="where">{_e(rendering.location(e.get("file"), e.get("line")))}</td><td>{_e(e.get("reason"))}</td></tr>'
+            f'<tr><td class="where">{_where(e.get("file"), e.get("line"))}</td><td>{_e(e.get("reason"))}</td></tr>'
             for e in errors
         )
         parts.append(
@@ -311,7 +316,7 @@ def _findings_rows(findings: list[dict]) -> str:
         )
         rows.append(
             f'<tr><td>{_severity(f.get("severity"))}</td><td><code>{_e(f.get("slug"))}</code></td><td>{who}</td>'
-            f'<td class="where">{_e(rendering.location(f.get("file"), f.get("line")))}</td><td>{_e(f.get("message"))}</td></tr>'
+            f'<td class="where">{_where(f.get("file"), f.get("line"))}</td><td>{_e(f.get("message"))}</td></tr>'
         )
     return (
         '<div class="tablebox"><table><thead><tr><th>severity</th><th>slug</th><th>entry class</th>'
@@ -397,7 +402,7 @@ def _chain_table(chain: list[dict], bad: int | None, prefix: str) -> str:
     for index, hop in enumerate(chain):
         call = ""
         if hop.get("call_file") or hop.get("call_line"):
-            call = f'<br><span class="muted wraps">called at {_e(rendering.location(hop.get("call_file"), hop.get("call_line")))}</span>'
+            call = f'<br><span class="muted wraps">called at {_where(hop.get("call_file"), hop.get("call_line"))}</span>'
         ids = _yes_no(hop.get("passes_ids")) if "passes_ids" in hop else ""
         how = hop.get("resolved_by") or ""
         if hop.get("reason"):
@@ -406,7 +411,7 @@ def _chain_table(chain: list[dict], bad: int | None, prefix: str) -> str:
             f'<tr id="{_e(prefix)}-{index}" class="{"bad" if index == bad else ""}"><td>{index + 1}</td>'
             f'<td><span class="tag">{_e(hop.get("kind"))}</span></td>'
             f"<td>{_qualname_cell(hop.get('qualname'))}</td>"
-            f'<td class="where">{_e(rendering.location(hop.get("file"), hop.get("line")))}{call}</td>'
+            f'<td class="where">{_where(hop.get("file"), hop.get("line"))}{call}</td>'
             f"<td class=\"resolved\">{_e(how)}</td><td>{ids}</td></tr>"
         )
     return (
