@@ -294,8 +294,8 @@ class ChainTracer:
             if not readers:
                 trace.findings.append(self._finding(
                     "dead-write", entry, owner.module, line, col,
-                    f"{target} is written, but no method of {state_owner.name} (or its bases) reads "
-                    f"self.{proto.state_attribute}: nothing is captured",
+                    f"{target} is written, but no method of {state_owner.fullname} (or its bases) reads "
+                    f"self.{proto.state_attribute}: nothing is captured for {entry.name}",
                     f"Write {proto.state_attribute} on the object whose forward loop reads it.", trace))
 
     def _check_flag(self, entry: ClassRef, trace: _Trace) -> None:

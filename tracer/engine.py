@@ -31,6 +31,7 @@ class ScanResult:
     findings: tuple[Finding, ...]
     input_errors: tuple[InputProblem, ...]
     stats: dict
+    absent_protocols: tuple[str, ...] = ()  # packs whose setter this release never mentions
 
 
 @dataclass(frozen=True)
@@ -65,6 +66,10 @@ def scan(path: str | Path, protocols: list[Protocol] | None = None, cache_dir: s
         elif any(p.is_entry_module(source.module) for p in chosen):
             requests[source.module] = "outline"
     project.load(requests)
+    # A protocol whose setter no file mentions is not part of this release.
+    absent = [p.name for p in chosen if not any(project.mentions(m, p.setter) for m in project.by_module)]
+    chosen = [p for p in chosen if p.name not in absent] or chosen[:1]
+    absent = [name for name in absent if name not in {p.name for p in chosen}]
 
     entries = _entry_classes(project, resolver, chosen)
     models: list[ModelResult] = []
@@ -99,6 +104,7 @@ def scan(path: str | Path, protocols: list[Protocol] | None = None, cache_dir: s
             "cache_hits": cache.hits,
             "seconds": round(time.perf_counter() - started, 3),
         },
+        absent_protocols=tuple(absent),
     )
     return ScanContext(project, resolver, result)
 
@@ -130,7 +136,7 @@ def _deduplicate(findings: list[Finding]) -> list[Finding]:
     merged: dict[tuple, Finding] = {}
     entries: dict[tuple, list[str]] = {}
     for f in sorted(findings, key=Finding.sort_key):
-        key = (f.slug, f.protocol, f.file, f.line, f.col)
+        key = (f.slug, f.protocol, f.file, f.line, f.col, f.message)
         if key not in merged:
             merged[key] = f
             entries[key] = []
@@ -148,6 +154,7 @@ def result_to_json(result: ScanResult) -> dict:
         "root": str(layout.scan_root),
         "framework": {"name": layout.framework, "version": layout.version, "package_root": layout.package},
         "protocols": [p.name for p in result.protocols],
+        "protocols_absent": list(result.absent_protocols),
         "models": [
             {
                 "entry": m.entry, "file": m.file, "line": m.line, "protocol": m.protocol,
