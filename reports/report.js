@@ -31,7 +31,41 @@
     return true;
   }
 
+  // The filter lives in the address (#verdict=broken&protocol=…&q=…&slug=…&sort=3),
+  // so a filtered view can be bookmarked or shared as a file:// link.
+  function readHash() {
+    var state = {};
+    (location.hash || "").replace(/^#/, "").split("&").forEach(function (pair) {
+      var at = pair.indexOf("=");
+      if (at > 0) {
+        try { state[pair.slice(0, at)] = decodeURIComponent(pair.slice(at + 1)); } catch (e) { /* ignore a bad escape */ }
+      }
+    });
+    return state;
+  }
+
+  function writeHash() {
+    var parts = [];
+    if (search.value) parts.push("q=" + encodeURIComponent(search.value));
+    if (protocolSelect.value) parts.push("protocol=" + encodeURIComponent(protocolSelect.value));
+    if (verdictSelect.value) parts.push("verdict=" + encodeURIComponent(verdictSelect.value));
+    if (slugFilter) parts.push("slug=" + encodeURIComponent(slugFilter));
+    if (sortState) parts.push("sort=" + sortState);
+    var hash = parts.length ? "#" + parts.join("&") : "";
+    if (hash !== location.hash && history.replaceState) {
+      try { history.replaceState(null, "", hash || location.pathname); } catch (e) { /* file:// may refuse */ }
+    }
+  }
+
+  function selectValue(select, value) {
+    var known = Array.prototype.some.call(select.options, function (o) { return o.value === value; });
+    select.value = known ? value : "";
+  }
+
+  var sortState = "";
+
   function apply() {
+    writeHash();
     var count = 0;
     rows.forEach(function (row) {
       var ok = matches(row);
@@ -76,11 +110,13 @@
 
   // Sorting: every sortable header sorts by its cells' data-sort (number or text).
   var headers = Array.prototype.slice.call(table.tHead.rows[0].cells);
+  var sorters = {};
   headers.forEach(function (th, column) {
     if (!th.classList.contains("sortable")) return;
     th.tabIndex = 0;
-    function sort() {
-      var descending = th.getAttribute("aria-sort") === "ascending";
+    function sort(forceDescending) {
+      var descending = typeof forceDescending === "boolean" ? forceDescending : th.getAttribute("aria-sort") === "ascending";
+      sortState = (descending ? "-" : "") + column;
       headers.forEach(function (h) { h.removeAttribute("aria-sort"); });
       th.setAttribute("aria-sort", descending ? "descending" : "ascending");
       var keyed = rows.map(function (row, index) {
@@ -96,10 +132,19 @@
       });
       keyed.forEach(function (k) { body.appendChild(k.row); });
       rows = keyed.map(function (k) { return k.row; });
+      writeHash();
     }
-    th.addEventListener("click", sort);
+    sorters[column] = sort;
+    th.addEventListener("click", function () { sort(); });
     th.addEventListener("keydown", function (e) { if (e.key === "Enter" || e.key === " ") { e.preventDefault(); sort(); } });
   });
 
+  var initial = readHash();
+  search.value = initial.q || "";
+  selectValue(protocolSelect, initial.protocol || "");
+  selectValue(verdictSelect, initial.verdict || "");
+  slugFilter = initial.slug || "";
+  var sortMatch = /^(-?)(\d+)$/.exec(initial.sort || "");
+  if (sortMatch && sorters[Number(sortMatch[2])]) sorters[Number(sortMatch[2])](sortMatch[1] === "-");
   apply();
 })();

@@ -301,6 +301,8 @@ def test_cli_graph_for_one_entry_and_whole(tmp_path):
     assert rendering.RED in out.read_text()
     result = runner.invoke(graph_command, ["--from", str(FIXTURE), "--format", "dot", "-o", str(tmp_path / "all.dot")])
     assert result.exit_code == 0 and "cluster_" in (tmp_path / "all.dot").read_text()
+    result = runner.invoke(graph_command, ["--from", str(FIXTURE), "--protocol", "sglang-dflash", "--format", "dot", "-o", str(tmp_path / "dflash.dot")])
+    assert result.exit_code == 0 and "set_eagle3" not in (tmp_path / "dflash.dot").read_text()
     assert runner.invoke(graph_command, ["--from", str(FIXTURE), "--entry", "Nope", "-o", str(out)]).exit_code == 2
 
 
@@ -415,6 +417,17 @@ def check_in_browser(scan: dict, out: Path, work: Path, shots: Path) -> None:
 def test_fixture_report_in_headless_chromium(scan, tmp_path):
     build_report(scan, tmp_path / "out", None)
     check_in_browser(scan, tmp_path / "out", tmp_path, Path(os.environ.get("TRACER_SCREENSHOTS", tmp_path)) / "fixture")
+    # the filter and sort run in the page, driven here by the address
+    url = (tmp_path / "out/index.html").resolve().as_uri() + "#verdict=broken&protocol=sglang-eagle3&sort=-0"
+    dom, requested = chromium(url, tmp_path)
+    assert requested == []
+    page = _Collect()
+    page.feed(dom)
+    shown = [r["data-entry"] for r in page.matrix_rows if "hidden" not in r]
+    broken = {m["entry"] for m in scan["models"] if m["protocol"] == "sglang-eagle3" and m["verdict"] == "broken"}
+    assert set(shown) == broken and "showing 3 of 8 entry classes" in dom
+    names = [e.rsplit(".", 1)[-1].lower() for e in shown]
+    assert names == sorted(names, reverse=True)
 
 
 def real_release(version: str) -> Path:

@@ -586,6 +586,9 @@ def graph_command(path, scan_file, entry, protocols, fmt, out_file, no_cache):
                if f.get("entry") == model.get("entry") and f.get("protocol") == model.get("protocol")]
         dot = rendering.chain_dot(model, own)
     else:
+        if protocols:
+            scan = dict(scan, models=[m for m in scan.get("models") or [] if m.get("protocol") in protocols],
+                        call_sites=[c for c in scan.get("call_sites") or [] if c.get("protocol") in protocols])
         dot = rendering.protocol_graph_dot(scan, models_href=None)
     result = rendering.render(dot, fmt, Path(out_file))
     click.echo(f"wrote {result['picture'] or result['dot']}")
