@@ -15,7 +15,10 @@ PY
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv >> "$out/machine.txt" 2>&1
 # the packages the H200 image lacks, and each release in its own folder
 pip install -q --no-index --no-deps --target /tmp/site $(ls .verify-wheels/*.whl | grep -v /sglang-) >/dev/null
-export PYTHONPATH=/tmp/site:$PWD
+# tracer laid out as its wheel installs it (rules/ -> tracer/_rules)
+rm -rf /tmp/tracer-src && mkdir -p /tmp/tracer-src && cp -r tracer /tmp/tracer-src/ &&
+  cp -r rules /tmp/tracer-src/tracer/_rules && cp -r reports /tmp/tracer-src/tracer/_reports
+export PYTHONPATH=/tmp/site:/tmp/tracer-src
 export SGLANG_FORCE_FUSED_OP_BACKEND=torch
 drafts=(ids-1-2-3 ids-0-2-4 ids-0-2-5-last no-ids)
 entries=(Qwen2ForCausalLM LlamaForCausalLM Qwen3MoeForCausalLM DeepseekV2ForCausalLM Llama4ForConditionalGeneration)

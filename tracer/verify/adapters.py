@@ -246,6 +246,18 @@ class RuntimeContextAdapter(Adapter):
             ServerArgs(model_path="dummy", tp_size=1, ep_size=1, pp_size=1, device=self.device),
             role="test", ranks=runtime_context.SpawnRanks(world_rank=0))
         runtime_context.get_parallel().override_permanently(world_group=parallel_state._WORLD)
+        graph = runtime_context.get_exec().graph
+        if self.device == "cuda" and getattr(graph, "cuda_graph_config", 0) is None:
+            # a real runner resolves this from the model; a dummy model path
+            # leaves it None, and CUDA-only code (qk-norm) reads it
+            from sglang.srt.model_executor.cuda_graph_config import default_cuda_graph_config
+
+            try:
+                setattr(graph, "cuda_graph_config", default_cuda_graph_config())
+                self._note("exec.graph.cuda_graph_config = default_cuda_graph_config() (None "
+                           "with a dummy model path; read by CUDA qk-norm)")
+            except Exception as exc:
+                self._note(f"could not set exec.graph.cuda_graph_config: {exc}")
         if not parallel_state.model_parallel_is_initialized():
             parallel_state.initialize_model_parallel(backend="gloo")
 
@@ -285,6 +297,8 @@ class BatchFieldsAdapter(Adapter):
 
     def prepare_process(self) -> None:
         super().prepare_process()
+        if self.device == "cuda" and "sgl_kernel" in self.stubbed:
+            self._skip_fakes_of_missing_ops()
         if "vllm" in self.stubbed:
             # On a CPU without AMX, layers/activation.py and layers/layernorm.py
             # end with ``from vllm... import SiluAndMul, RMSNorm, ...``,
@@ -293,6 +307,25 @@ class BatchFieldsAdapter(Adapter):
             stubs.hand_back("vllm.model_executor.layers.layernorm", "sglang.srt.layers.layernorm")
             self.patches.append("vllm stub hands back SGLang's own SiluAndMul/GeluAndMul/RMSNorm/"
                                 "GemmaRMSNorm (their non-AMX fallback import)")
+
+    def _skip_fakes_of_missing_ops(self) -> None:
+        """0.5.6 registers torch.compile fakes for sgl_kernel ops at import
+        (CUDA only); with sgl_kernel stubbed the ops do not exist. Skip those
+        registrations: fakes serve torch.compile tracing, which is off."""
+        import torch
+
+        original = torch.library.register_fake
+
+        def register_fake(op, *args, **kwargs):
+            if isinstance(op, str) and op.startswith("sgl_kernel::"):
+                namespace, name = op.split("::", 1)
+                if not hasattr(getattr(torch.ops, namespace), name):
+                    return lambda fn: fn
+            return original(op, *args, **kwargs)
+
+        torch.library.register_fake = register_fake
+        self._note("torch.library.register_fake('sgl_kernel::*') skipped for ops the stubbed "
+                   "sgl_kernel lacks (CUDA; fakes serve torch.compile only)")
 
     def init_distributed(self) -> None:
         import torch.distributed as dist

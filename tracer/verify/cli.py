@@ -50,6 +50,9 @@ def judge(row: Dict[str, Any]) -> Dict[str, Any]:
                 problems.append(f"{name}: static predicts {_fmt(predicted)}, runtime {_fmt(captured)}")
     if "error" in row["runtime"]:
         problems.append(row["runtime"]["error"])
+    for step in row["runtime"].get("setter_calls", []):
+        if isinstance(step["result"], dict) and "error" in step["result"]:
+            problems.append(f"{step['call']} raised {step['result']['error']}")
     if len({tuple(v) for v in seen.values()}) > 1:
         problems.append("paths capture different layers: " +
                         ", ".join(f"{k} {_fmt(v)}" for k, v in seen.items()))

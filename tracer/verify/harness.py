@@ -313,9 +313,9 @@ def _guard(fn, *args):
         return {"error": f"StubCalled: {exc}"}
     except Exception as exc:
         tb = traceback.extract_tb(exc.__traceback__)
-        where = next((f"{f.filename.split('site-packages/')[-1]}:{f.lineno}"
-                      for f in reversed(tb) if "sglang" in f.filename), "")
-        return {"error": f"{type(exc).__name__}: {exc}"[:400], "at": where}
+        where = next((f"{f.filename}:{f.lineno}" for f in reversed(tb) if "sglang" in f.filename), "")
+        inner = f"{tb[-1].filename}:{tb[-1].lineno}" if tb else ""
+        return {"error": f"{type(exc).__name__}: {exc}"[:400], "at": where, "innermost": inner}
 
 
 def run_case(adapter: Adapter, family: Family, raw_config: Dict[str, Any], runner_ids,
@@ -339,13 +339,13 @@ def run_case(adapter: Adapter, family: Family, raw_config: Dict[str, Any], runne
         call = step["call"]
         if call.startswith("capture"):
             outcome = _guard(case.capture_graph)
-            state = {"error": outcome["error"]} if isinstance(outcome, dict) else "captured"
+            state = outcome if isinstance(outcome, dict) else "captured"
         else:
             ids = None if "no ids" in call else runner_ids
             outcome = _guard(case.set_ids, ids)
             state = dict(case.layers_to_capture(), ids=ids)
             if isinstance(outcome, dict):
-                state["error"] = outcome["error"]
+                state.update(outcome)
         result["setter_calls"].append(dict(step, result=state))
     result["paths"]["extend"] = _guard(case.run_extend)
     result["paths"]["decode"] = _guard(case.run_decode)
