@@ -166,6 +166,17 @@ def test_no_page_references_anything_outside(scan, tmp_path):
         assert "default-src 'none'" in page.read_text()
 
 
+def test_a_finding_shared_by_several_entry_classes_shows_on_each(scan, tmp_path):
+    build_report(scan, tmp_path, None)
+    for suffix in ("KimiK25ForConditionalGeneration", "DeepseekV3ForCausalLM"):
+        entry = model_of(scan, suffix)["entry"]
+        assert "silent-fallback" in (tmp_path / "models" / rendering.page_name(entry)).read_text()
+    index = (tmp_path / "index.html").read_text()
+    row = re.search(r"<tr><td>[^\n]*?silent-fallback.*?</tr>", index).group(0)
+    assert "KimiK25ForConditionalGeneration</a><br><a" in row and "DeepseekV3ForCausalLM</a>" in row
+    assert re.search(r'data-slug="silent-fallback"[^>]*>.*?<b>1</b>', index)  # counted once
+
+
 def test_source_excerpts_come_from_source_root(scan, tmp_path):
     source = tmp_path / "src"
     target = source / "sglang/srt/models/mllama4.py"
@@ -430,8 +441,13 @@ def test_fixture_report_in_headless_chromium(scan, tmp_path):
     assert names == sorted(names, reverse=True)
 
 
-def real_release(version: str) -> Path:
-    """A downloaded SGLang release, or skip (the team's sglang_release fixture will replace this)."""
+def real_release(request, version: str) -> Path:
+    """A downloaded SGLang release: the suite's ``sglang_release`` fixture where
+    there is one, else a cached copy, else skip."""
+    try:
+        return Path(request.getfixturevalue("sglang_release")(version))
+    except pytest.FixtureLookupError:
+        pass
     candidates = [os.environ.get("TRACER_SGLANG_CACHE"), f"/root/.cache/tracer-test/sglang-{version}"]
     for candidate in candidates:
         if candidate and (Path(candidate) / "sglang" / "srt" / "models").is_dir():
@@ -441,11 +457,11 @@ def real_release(version: str) -> Path:
 
 @pytest.mark.real
 @needs_chromium
-def test_real_release_report_in_headless_chromium(tmp_path):
+def test_real_release_report_in_headless_chromium(request, tmp_path):
     engine = pytest.importorskip("tracer.engine", reason="the scan engine is not there yet")
     if not hasattr(engine, "scan_to_json"):
         pytest.skip("tracer.engine.scan_to_json is not there yet")
-    root = real_release("0.5.23")
+    root = real_release(request, "0.5.23")
     scan = engine.scan_to_json(str(root))
     started = time.perf_counter()
     summary = build_report(scan, tmp_path / "out", root)

@@ -72,6 +72,15 @@ def location(file: str | None, line: int | None) -> str:
     return f"{file}:{line}" if line else file
 
 
+def finding_entries(finding: dict) -> list[str]:
+    """The entry classes a finding is about: ``entries`` when the scan shares one
+    finding in common code among many classes, else ``entry`` (none: a runner finding)."""
+    entries = finding.get("entries")
+    if entries:
+        return [e for e in entries if e]
+    return [finding["entry"]] if finding.get("entry") else []
+
+
 def hop_problem(model: dict, findings: list[dict] | None = None) -> int | None:
     """Index of the hop to draw red, or None when the chain is clean.
 
@@ -338,7 +347,8 @@ def protocol_graph_dot(scan: dict, models_href: str | None = "models/{page}") ->
     """
     findings_by_model: dict[tuple, list] = {}
     for finding in scan.get("findings") or []:
-        findings_by_model.setdefault((finding.get("entry"), finding.get("protocol")), []).append(finding)
+        for entry in finding_entries(finding):
+            findings_by_model.setdefault((entry, finding.get("protocol")), []).append(finding)
 
     nodes: dict[str, dict] = {}  # node id → attributes (module, label, kind, bad, tooltip, url)
     edges: dict[tuple[str, str], dict] = {}

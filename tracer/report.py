@@ -182,7 +182,7 @@ def _call_sites_table(sites: list[dict], with_protocol: bool = True) -> str:
 # index
 
 
-def _index_main(scan: dict, entries: dict, protocols: list[str], findings: list[dict], graphviz: bool, callgraph: dict) -> str:
+def _index_main(scan: dict, entries: dict, protocols: list[str], findings: list[dict], by_model: dict, graphviz: bool, callgraph: dict) -> str:
     framework = scan.get("framework") or {}
     title = f"{framework.get('name') or 'framework'} {framework.get('version') or ''}".strip()
     stats = scan.get("stats") or {}
@@ -245,7 +245,7 @@ def _index_main(scan: dict, entries: dict, protocols: list[str], findings: list[
                 continue
             verdict = model.get("verdict") or "unknown"
             verdicts.append(f"{protocol}:{verdict}")
-            own = [f for f in findings if f.get("entry") == entry and f.get("protocol") == protocol]
+            own = by_model.get((entry, protocol), [])
             slugs.update(f.get("slug") for f in own)
             slugs.update(model.get("findings") or [])
             own = [f for f in own if f.get("severity") in ("error", "warning")]  # info is the verdict itself
@@ -309,11 +309,18 @@ def _findings_table(findings: list[dict]) -> str:
 def _findings_rows(findings: list[dict]) -> str:
     rows = []
     for f in sorted(findings, key=lambda f: (SEVERITY_RANK.get(f.get("severity"), 9), f.get("slug") or "", f.get("entry") or "")):
-        entry = f.get("entry")
-        who = (
+        entries = rendering.finding_entries(f)
+        links = [
             f'<a href="models/{_e(rendering.page_name(entry))}#{_e(_anchor(f.get("protocol") or ""))}">{_e(entry.rsplit(".", 1)[-1])}</a>'
-            if entry else '<span class="muted">runner</span>'
-        )
+            for entry in entries
+        ]
+        if not links:
+            who = '<span class="muted">runner</span>'
+        elif len(links) <= 3:
+            who = "<br>".join(links)
+        else:  # one finding in shared code reaches many entry classes
+            who = "<br>".join(links[:2]) + f'<details class="more"><summary>{len(links) - 2} more</summary>{"<br>".join(links[2:])}</details>'
+
         rows.append(
             f'<tr><td>{_severity(f.get("severity"))}</td><td><code>{_e(f.get("slug"))}</code></td><td>{who}</td>'
             f'<td class="where">{_where(f.get("file"), f.get("line"))}</td><td>{_e(f.get("message"))}</td></tr>'
@@ -447,7 +454,8 @@ def build_report(scan: dict, out_dir: Path, source_root: Path | None = None, job
     findings = list(scan.get("findings") or [])
     by_model: dict[tuple, list] = defaultdict(list)
     for f in findings:
-        by_model[(f.get("entry"), f.get("protocol"))].append(f)
+        for entry in rendering.finding_entries(f):
+            by_model[(entry, f.get("protocol"))].append(f)
     sites: dict[str, list] = defaultdict(list)
     for site in scan.get("call_sites") or []:
         sites[site.get("protocol")].append(site)
@@ -499,7 +507,7 @@ def build_report(scan: dict, out_dir: Path, source_root: Path | None = None, job
         (out_dir / "models" / rendering.page_name(entry)).write_text(text, encoding="utf-8")
 
     worker.join()
-    main = _index_main(scan, entries, protocols, findings, graphviz, callgraph)
+    main = _index_main(scan, entries, protocols, findings, by_model, graphviz, callgraph)
     index = out_dir / "index.html"
     index.write_text(pages.page(f"tracer report — {framework_title}", main, _e(framework_title), "", "index"), encoding="utf-8")
     return {
@@ -583,7 +591,7 @@ def graph_command(path, scan_file, entry, protocols, fmt, out_file, no_cache):
             raise click.UsageError(f"no entry class {entry!r} in the scan")
         model = next((m for m in wanted if m.get("chain")), wanted[0])
         own = [f for f in scan.get("findings") or []
-               if f.get("entry") == model.get("entry") and f.get("protocol") == model.get("protocol")]
+               if model.get("entry") in rendering.finding_entries(f) and f.get("protocol") == model.get("protocol")]
         dot = rendering.chain_dot(model, own)
     else:
         if protocols:
