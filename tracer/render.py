@@ -14,6 +14,7 @@ import re
 import shutil
 import subprocess
 import textwrap
+from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -407,19 +408,22 @@ def protocol_graph_dot(scan: dict, models_href: str | None = "models/{page}") ->
                 previous, write_key = key, None
 
     # The runner calls the setter on a receiver known only at run time: draw
-    # one dispatch node per protocol that fans out to every setter it can reach.
+    # one dispatch node per protocol.  Its edges to every setter it can reach
+    # (dozens) would cross the whole picture, so the count goes in its label.
+    traced = Counter(m.get("protocol") for m in scan.get("models") or [] if m.get("chain"))
     for site in scan.get("call_sites") or []:
         protocol = site.get("protocol") or "?"
         caller = site.get("caller") or "?"
         add_node("runner:" + caller, module_of_file(site.get("file")), _html_label(*short_name(caller).rsplit(".", 1)), "runner",
                  f"{caller}\n{location(site.get('file'), site.get('line'))}")
         dispatch = "dispatch:" + protocol
-        add_node(dispatch, "(run time)", _html_label("model.<setter>(ids)", protocol), "runner",
-                 f"{protocol}: the runner's receiver is the loaded model object")
+        methods = Counter(key.rsplit(".", 1)[-1] for key in setters_by_protocol.get(protocol, ()))
+        method = methods.most_common(1)[0][0] if methods else "<setter>"
+        add_node(dispatch, "(run time)",
+                 _html_label(f"model.{method}(ids)", f"{protocol}: any of {traced.get(protocol, 0)} traced entry classes"),
+                 "runner", f"{protocol}: the receiver is the loaded model object, known only at run time")
         add_edge("runner:" + caller, dispatch, "passes ids" if site.get("passes_ids") else "NO IDS", protocol,
                  no_ids=site.get("passes_ids") is False)
-        for setter in sorted(setters_by_protocol.get(protocol, ())):
-            add_edge(dispatch, setter, "", protocol)
 
     graph = _base_graph("callgraph")
     graph.set("newrank", "true")

@@ -194,6 +194,11 @@ def _index_main(scan: dict, entries: dict, protocols: list[str], findings: list[
     if stats:
         shown = ", ".join(f"{_e(k.replace('_', ' '))} {_e(v)}" for k, v in stats.items())
         parts.append(f'<p class="sub">scan: {shown}</p>')
+    picture = "callgraph.svg" if callgraph.get("picture") else "callgraph.dot"
+    parts.append(
+        f'<p class="sub">jump to: <a href="#matrix-title">support matrix</a> · <a href="#call-sites">runner call sites</a>'
+        f' · <a href="#findings">findings</a> · whole call graph: <a href="{picture}">{picture}</a></p>'
+    )
     if not graphviz:
         parts.append(f'<div class="notice">{_e(rendering.NO_GRAPHVIZ)}</div>')
 
