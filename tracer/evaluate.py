@@ -34,6 +34,7 @@ __all__ = [
     "captured_indices",
     "is_unknown",
     "contains_unknown",
+    "ABSENT",
 ]
 
 _MAX_STEPS = 200_000
@@ -70,6 +71,23 @@ class Obj:
             if key == name:
                 return value
         raise KeyError(name)
+
+
+class _Absent:
+    """Bound to a dotted name known not to exist (``hasattr`` is False)."""
+
+    _instance = None
+
+    def __new__(cls):
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "ABSENT"
+
+
+ABSENT = _Absent()
 
 
 def is_unknown(value: Any) -> bool:
@@ -329,6 +347,9 @@ class _Interpreter:
         if isinstance(node, cst.Attribute):
             base = self.path_of(node.value)
             return None if base is None else f"{base}.{node.attr.value}"
+        if isinstance(node, cst.Call) and not node.args and isinstance(node.func, cst.Name):
+            # Accessors such as get_pp_group() can be bound as "get_pp_group().is_last_rank".
+            return f"{node.func.value}()"
         if isinstance(node, cst.Subscript) and len(node.slice) == 1:
             elem = node.slice[0].slice
             if isinstance(elem, cst.Index):
@@ -502,7 +523,24 @@ class _Interpreter:
             return
         # Undecidable: follow both sides when neither leaves the function, then merge.
         self.s.branches.append(Branch(line, condition, "unknown", test))
-        if _contains_exit(node.body) or (node.orelse is not None and _contains_exit(node.orelse)):
+        body_exits = _contains_exit(node.body)
+        else_exits = node.orelse is not None and _contains_exit(node.orelse)
+        if self.watch_path is not None and self.loops_run == 0 and body_exits != else_exits:
+            # A forward that raises or returns before its decoder loop captures nothing
+            # at all; what is captured is decided on the path that reaches the loop.
+            self.note(condition, line, f"assumed the side of `{condition}` that reaches the decoder loop ({test.why})")
+            self.s.forks.append(condition)
+            try:
+                if not body_exits:
+                    self.run_block(node.body)
+                elif isinstance(node.orelse, cst.If):
+                    self.run_if(node.orelse, "elif")
+                elif isinstance(node.orelse, cst.Else):
+                    self.run_block(node.orelse.body)
+            finally:
+                self.s.forks.pop()
+            return
+        if body_exits or else_exits:
             raise _Stop(UnknownNote(condition, line, f"cannot decide `{condition}` ({test.why}) and one side leaves the function"))
         self.note(condition, line, f"branch condition could not be evaluated: {test.why}")
         base = self.s
@@ -687,6 +725,8 @@ class _Interpreter:
             path = self.path_of(node)
             if path is not None:
                 found, value = self.lookup_path(path)
+                if value is ABSENT:
+                    return self.unknown(node, f"`{path}` does not exist (AttributeError)")
                 if found:
                     return value
         base = self.eval(node.value)
@@ -979,6 +1019,10 @@ class _Interpreter:
             else:
                 args.append(value)
         func = node.func
+        if not node.args and isinstance(func, cst.Name):
+            found, value = self.lookup_path(f"{func.value}()")
+            if found:
+                return value
         if isinstance(func, cst.Name) and func.value not in self.s.locals:
             builtin = getattr(self, f"builtin_{func.value}", None)
             if builtin is not None:
@@ -1156,6 +1200,8 @@ class _Interpreter:
             path = self.path_of(obj_node)
             if path is not None:
                 found, value = self.lookup_path(f"{path}.{name}")
+                if value is ABSENT:
+                    return default if has_default else self.unknown(node, f"`{path}.{name}` does not exist")
                 if found:
                     return value
         if isinstance(obj, dict):
@@ -1188,7 +1234,7 @@ class _Interpreter:
             if path is not None:
                 found, value = self.lookup_path(f"{path}.{name}")
                 if found:
-                    return not is_unknown(value)
+                    return value is not ABSENT and not is_unknown(value)
         if isinstance(obj, Obj):
             if name in obj.methods or any(key == name for key, _ in obj.attrs):
                 return True
@@ -1455,7 +1501,7 @@ def captured_indices(
         captured.append(event.index)
         seen.append(event.index)
     entries = layers_to_capture if isinstance(layers_to_capture, (list, tuple)) else []
-    relevant = ("loop range", "capture test", "cannot decide", "statement", "evaluation exceeded")
+    relevant = ("loop range", "capture test", "cannot decide", "statement", "evaluation exceeded", "assumed the side")
     unknowns = [u for u in outcome.unknowns if u.why.startswith(relevant)]
     if outcome.stopped is not None and interp.loops_run and not interp.loops_unknown:
         # Stopping after every capture loop ran (e.g. at `if len(aux) == 0: return`) loses nothing.

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import copy
 import re
+import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional, Sequence
@@ -24,7 +25,7 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from tracer.configs import DraftConfig, TargetConfig
-from tracer.evaluate import Obj, Unknown, captured_indices, contains_unknown, evaluate_function, is_unknown
+from tracer.evaluate import ABSENT, Obj, Unknown, captured_indices, contains_unknown, evaluate_function, is_unknown
 
 __all__ = ["explain_model", "format_explanation", "stage_ranges", "locate_function", "pick_model", "explain_command", "ExplainError"]
 
@@ -104,6 +105,105 @@ def _functions_in(path: Path) -> list:
     return found
 
 
+_MODULE_CACHE: dict = {}
+# Bases that end a by-name class walk: they come from torch or the standard library.
+_TERMINAL_BASES = {"Module", "object", "Generic", "ABC", "Protocol", "ModuleList", "PreTrainedModel"}
+
+
+def _module_info(path: Path) -> dict:
+    """Classes of one module ({name: (bases, methods)}) and its from-imports ({name: (module, name)})."""
+    key = str(path)
+    if key in _MODULE_CACHE:
+        return _MODULE_CACHE[key]
+    info: dict = {"classes": {}, "imports": {}}
+    try:
+        module = cst.parse_module(path.read_text(encoding="utf-8"))
+    except (OSError, cst.ParserSyntaxError):
+        module = None
+    for statement in module.body if module is not None else []:
+        if isinstance(statement, cst.ClassDef):
+            bases = []
+            for arg in statement.bases:
+                value = arg.value
+                if isinstance(value, cst.Attribute):
+                    bases.append(value.attr.value)
+                elif isinstance(value, cst.Name):
+                    bases.append(value.value)
+            methods = {s.name.value for s in statement.body.body if isinstance(s, cst.FunctionDef)}
+            info["classes"][statement.name.value] = (bases, methods)
+        elif isinstance(statement, cst.SimpleStatementLine):
+            for small in statement.body:
+                if isinstance(small, cst.ImportFrom) and not isinstance(small.names, cst.ImportStar) and small.module is not None:
+                    module_name = cst.Module([]).code_for_node(small.module)
+                    for alias in small.names:
+                        if isinstance(alias.name, cst.Name):
+                            local = alias.asname.name.value if alias.asname and isinstance(alias.asname.name, cst.Name) else alias.name.value
+                            info["imports"][local] = (module_name, alias.name.value)
+    _MODULE_CACHE[key] = info
+    return info
+
+
+def _module_file(root: Path, qualname: str) -> Optional[str]:
+    parts = qualname.split(".")
+    for cut in range(len(parts), 0, -1):
+        relative = "/".join(parts[:cut]) + ".py"
+        for prefix in ("", "python/"):
+            if (Path(root) / prefix / relative).is_file():
+                return prefix + relative
+    return None
+
+
+def _class_walk(root: Path, owner: str) -> tuple:
+    """([(file, class name, methods)] in base order, complete) for a dotted class
+    name, following bases by name through the module and its from-imports."""
+    module_file = _module_file(root, owner.rsplit(".", 1)[0])
+    order: list = []
+    complete = True
+    queue = [(module_file, owner.rsplit(".", 1)[-1])] if module_file else []
+    if not queue:
+        return order, False
+    seen = set()
+    while queue:
+        file, name = queue.pop(0)
+        if (file, name) in seen:
+            continue
+        seen.add((file, name))
+        info = _module_info(Path(root) / file)
+        if name not in info["classes"]:
+            imported = info["imports"].get(name)
+            target = _module_file(root, imported[0]) if imported else None
+            if target is None:
+                if name not in _TERMINAL_BASES:
+                    complete = False
+                continue
+            queue.insert(0, (target, imported[1]))
+            continue
+        bases, methods = info["classes"][name]
+        order.append((file, name, methods))
+        queue.extend((file, base) for base in bases)
+    return order, complete
+
+
+def class_has_method(root: Path, owner: str, method: str) -> Optional[bool]:
+    """Whether a class (by dotted name) or a base found by name defines ``method``; None when unsure."""
+    order, complete = _class_walk(root, owner)
+    if any(method in methods for _, _, methods in order):
+        return True
+    return False if (order and complete) else None
+
+
+def find_forward(root: Path, owner: str) -> Optional[FunctionSource]:
+    """``forward`` of the state owner class or its nearest base that defines one,
+    found by name (used only when the scan traced no reader holding the loop)."""
+    order, _ = _class_walk(root, owner)
+    for file, name, methods in order:
+        if "forward" in methods:
+            for fn in _functions_in(Path(root) / file):
+                if fn.qualname == f"{name}.forward":
+                    return fn
+    return None
+
+
 def locate_function(root: Path, file: str, line: Optional[int], name: Optional[str] = None, qualname: Optional[str] = None) -> FunctionSource:
     """The innermost function of ``file`` whose lines hold ``line`` (its ``def``
     or a line of its body); falls back to the qualname's method name."""
@@ -170,17 +270,18 @@ class _Rank:
     is_last: bool
 
 
+# The ways model code reaches its pipeline group, across releases.
+_PP_GROUPS = ("self.pp_group", "get_pp_group()", "get_parallel().pp_group")
+
+
 def _base_env(config: dict, rank: _Rank, pp: int) -> dict:
-    return {
-        "self.config": config,
-        "self.pp_group.is_last_rank": rank.is_last,
-        "self.pp_group.is_first_rank": rank.is_first,
-        "self.pp_group.rank_in_group": rank.rank,
-        "self.pp_group.world_size": pp,
-        "self.start_layer": rank.start,
-        "self.end_layer": rank.end,
-        "os.environ": {},
-    }
+    env = {"self.config": config, "self.start_layer": rank.start, "self.end_layer": rank.end, "os.environ": {}}
+    for group in _PP_GROUPS:
+        env[f"{group}.is_last_rank"] = rank.is_last
+        env[f"{group}.is_first_rank"] = rank.is_first
+        env[f"{group}.rank_in_group"] = rank.rank
+        env[f"{group}.world_size"] = pp
+    return env
 
 
 _CALL_RE = r"(self(?:\.\w+)+)\.{method}\s*\("
@@ -191,7 +292,7 @@ def _delegation_receivers(source: str, method: str) -> list:
 
 
 def _params(fn: FunctionSource) -> list:
-    module = cst.parse_module(__import__("textwrap").dedent(fn.source))
+    module = cst.parse_module(textwrap.dedent(fn.source))
     func = next(s for s in module.body if isinstance(s, cst.FunctionDef))
     params = list(func.params.posonly_params) + list(func.params.params)
     return [p.name.value for p in params if p.name.value not in ("self", "cls")]
@@ -203,7 +304,25 @@ def _fmt(value: Any) -> str:
     return repr(list(value)) if isinstance(value, tuple) else repr(value)
 
 
-def _run_chain(root: Path, hops: list, ids: Any, target: TargetConfig, rank: _Rank, pp: int, protocol: dict, store: dict) -> dict:
+def _layer_objects(store: dict, prefix: str, num_layers: Optional[int], marker: Optional[str]) -> dict:
+    """``self.layers`` / ``self.model.layers`` as layer objects carrying the marks set so far
+    (make_layers keeps the full length on every pipeline rank)."""
+    out = {}
+    for relative in ("self", "self.model"):
+        base = prefix + relative[len("self"):]
+        layers = []
+        for i in range(num_layers or 0):
+            attrs = []
+            key = f"{base}.layers[{i}].{marker}" if marker else None
+            if key and key in store:
+                attrs.append((marker, store[key]))
+            layers.append(Obj(f"layers[{i}]", attrs=tuple(attrs)))
+        out[relative] = layers
+    return out
+
+
+def _run_chain(root: Path, hops: list, ids: Any, target: TargetConfig, rank: _Rank, pp: int, protocol: dict, store: dict,
+               chain_hops: Sequence[dict] = ()) -> dict:
     """Run the setter hops once (one runner call) on one rank; apply the writes
     to ``store`` (absolute paths from the top model object)."""
     steps: list = []
@@ -211,6 +330,7 @@ def _run_chain(root: Path, hops: list, ids: Any, target: TargetConfig, rank: _Ra
     early = raised = None
     args = {protocol["ids_parameter"]: copy.deepcopy(ids)}
     prefix = "self"
+    num_layers = target.num_hidden_layers
     for index, hop in enumerate(hops):
         name = hop["qualname"].rsplit(".", 1)[-1]
         fn = locate_function(root, hop["file"], hop.get("line"), name, hop["qualname"])
@@ -221,6 +341,20 @@ def _run_chain(root: Path, hops: list, ids: Any, target: TargetConfig, rank: _Ra
         if next_method:
             for receiver in _delegation_receivers(fn.source, next_method):
                 env[receiver] = Obj(next_hop["qualname"].rsplit(".", 2)[-2], methods=frozenset({next_method}))
+        # `hasattr(self.X, "m")` on the object the state is written to: answered from
+        # the write hop's class (and its bases, by name), or left unknown.
+        owner = next((h.get("qualname", "").rsplit(".", 1)[0] for h in chain_hops if h.get("kind") == "write"), None)
+        for receiver, method in re.findall(r'hasattr\(\s*(self(?:\.\w+)+)\s*,\s*["\'](\w+)["\']\s*\)', fn.source):
+            if receiver in env or f"{receiver}.{method}" in env or not owner:
+                continue
+            if not re.search(re.escape(receiver) + r"\." + re.escape(protocol["state_attribute"]) + r"\s*=", fn.source):
+                continue
+            has = class_has_method(root, owner, method)
+            if has is not None:
+                env[f"{receiver}.{method}"] = "method" if has else ABSENT
+        layers = _layer_objects(store, prefix, num_layers, protocol.get("marker_attribute"))
+        env.setdefault("self.model.layers", layers["self.model"])
+        env.setdefault("self.layers", layers["self"])
         # What this object already holds (earlier calls), relative to its own self.
         for path, value in store.items():
             if path.startswith(prefix + ".") and path[len(prefix):].count(".") >= 1:
@@ -230,9 +364,9 @@ def _run_chain(root: Path, hops: list, ids: Any, target: TargetConfig, rank: _Ra
         config_name = "the text config" if (index > 0 and target.is_nested) else "the top config"
         for note in outcome.unknowns:
             unknowns.append({"expr": note.expr, "file": hop["file"], "line": note.line, "why": note.why})
-        taken = [b for b in outcome.branches if b.taken != "none" or True]
         decided = "; ".join(
-            f"line {b.line}: `{' '.join(b.condition.split())}` is {'unknown' if b.taken == 'unknown' else bool(b.value)}" for b in taken
+            f"line {b.line}: `{' '.join(b.condition.split())}` is {'unknown' if b.taken == 'unknown' else bool(b.value)}"
+            for b in outcome.branches
         )
         shown_args = ", ".join(f"{k}={_fmt(v)}" for k, v in args.items())
         text = f"{fn.qualname} ({where}) called with {shown_args}, self.config = {config_name}"
@@ -241,6 +375,8 @@ def _run_chain(root: Path, hops: list, ids: Any, target: TargetConfig, rank: _Ra
         for path, value in outcome.writes.items():
             absolute = prefix + path[len("self"):]
             store[absolute] = value
+            if path.rsplit(".", 1)[-1] == protocol["state_attribute"]:
+                store.pop(_INCOMPLETE, None)  # a complete overwrite of the state
         state_writes = {p: v for p, v in outcome.writes.items() if p.rsplit(".", 1)[-1] == protocol["state_attribute"]}
         for path, value in state_writes.items():
             text += f"; writes {path} = {_fmt(value)} (line {outcome.write_lines.get(path, '?')})"
@@ -259,8 +395,10 @@ def _run_chain(root: Path, hops: list, ids: Any, target: TargetConfig, rank: _Ra
             steps.append(text)
             break
         if not outcome.complete:
-            text += f"; evaluation stopped: {outcome.stopped.why if outcome.stopped else 'unknown'}"
+            why = outcome.stopped.why if outcome.stopped else "unknown"
+            text += f"; evaluation stopped: {why}"
             steps.append(text)
+            store[_INCOMPLETE] = f"{fn.qualname} ({where}): {why}"
             break
         if next_hop is None:
             steps.append(text)
@@ -281,6 +419,9 @@ def _run_chain(root: Path, hops: list, ids: Any, target: TargetConfig, rank: _Ra
         args.update(dict(call.kwargs))
         prefix = prefix + call.receiver[len("self"):]
     return {"steps": steps, "unknowns": unknowns, "returned_early": early, "raised": raised}
+
+
+_INCOMPLETE = "<incomplete>"  # store key: an earlier run stopped, so the state is not known
 
 
 def _state_owner_prefix(store: dict, attribute: str) -> Optional[str]:
@@ -342,7 +483,11 @@ def explain_model(
     state_attr = proto["state_attribute"]
     marker = proto.get("marker_attribute")
     chain = model.get("chain") or []
-    hops = [h for h in chain if h.get("kind") in ("setter", "delegate")]
+    hops = []
+    for hop in chain:
+        # The same method reached from two call lines is one hop (the calls are alternatives).
+        if hop.get("kind") in ("setter", "delegate") and all(h["qualname"] != hop["qualname"] for h in hops):
+            hops.append(hop)
     reads = [h for h in chain if h.get("kind") == "read"]
     unresolved = [h for h in chain if h.get("kind") == "unresolved"]
     num_layers = target.num_hidden_layers
@@ -421,7 +566,7 @@ def explain_model(
             ids = runner_ids if passes else None
             if passes is None:
                 unknowns.append({"expr": site.get("caller"), "file": site.get("file"), "line": site.get("line"), "why": "whether this call passes ids is unknown"})
-            run = _run_chain(root, hops, ids, target, rank, pp, proto, store)
+            run = _run_chain(root, hops, ids, target, rank, pp, proto, store, chain)
             run["site"] = site
             run["ids"] = ids
             runs.append(run)
@@ -458,21 +603,33 @@ def explain_model(
         owner = _state_owner_prefix(store, state_attr)
         ltc = store.get(f"{owner}.{state_attr}") if owner else None
         out = {"owner": owner, "layers_to_capture": ltc, "captured": None, "visited": None, "result": None}
-        if ltc is None:
-            out["layers_to_capture"] = None
+        if _INCOMPLETE in store:
+            out["layers_to_capture"] = Unknown(state_attr, f"the setter chain could not be evaluated: {store[_INCOMPLETE]}")
+            return out
         config = target.config_for(inner=True)
         env = _consumer_env(store, owner, config, rank, pp, num_layers, marker)
         value = ltc if ltc is not None else []  # __init__ sets an empty list
         # The reader that holds the decoder loop (a chain may list the setter's own read first).
-        for read in reversed(reads):
-            fn = locate_function(root, read["file"], read.get("line"), None, read.get("qualname"))
+        candidates = [(read, locate_function(root, read["file"], read.get("line"), None, read.get("qualname"))) for read in reversed(reads)]
+        owner_class = write_hop.get("qualname", "").rsplit(".", 1)[0] if write_hop else None
+        if owner_class:
+            forward = find_forward(root, owner_class)
+            if forward is not None and all(fn.source != forward.source for _, fn in candidates):
+                relative = str(forward.file.relative_to(root)) if forward.file.is_relative_to(root) else str(forward.file)
+                candidates.append(({"kind": "read", "qualname": forward.qualname, "file": relative, "line": forward.first_line,
+                                    "found_by_name": True}, forward))
+        for read, fn in candidates:
             result_ = captured_indices(fn.source, value, env, state_path=f"self.{state_attr}", first_line=fn.first_line, marker_attribute=marker)
             if result_.loop_line is not None:
                 out.update(captured=list(result_.captured), visited=list(result_.visited), result=result_, read=read, fn=fn)
                 break
         return out
 
+    write_hop = next((h for h in chain if h.get("kind") == "write"), None)
     eager = capture_on(last_rank, last["store"])
+    if eager.get("read", {}).get("found_by_name"):
+        notes.append(f"the scan traced no reader holding the decoder loop; used {eager['read']['qualname']} "
+                     f"({eager['read']['file']}:{eager['read']['line']}), found by name from {write_hop['qualname'].rsplit('.', 1)[0]}")
     graph = capture_on(last_rank, last["graph_store"]) if last["graph_store"] is not None else None
     cap = eager.get("result")
     result["layers_to_capture"] = _plain(eager["layers_to_capture"])
@@ -505,13 +662,6 @@ def explain_model(
     # Findings that compare numbers need a fully known list.
     layers_to_capture = list(ltc_value) if isinstance(ltc_value, (list, tuple)) and not contains_unknown(ltc_value) else None
     effective = result["effective_layers"]
-
-    fallback_store: dict = {}
-    fallback_run = _run_chain(root, hops, None, target, last_rank, pp, proto, fallback_store)
-    del fallback_run
-    fallback_owner = _state_owner_prefix(fallback_store, state_attr)
-    fallback_ltc = _plain(fallback_store.get(f"{fallback_owner}.{state_attr}")) if fallback_owner else None
-    write_hop = next((h for h in chain if h.get("kind") == "write"), None)
 
     if final_run["ids"] is None and not final_run["returned_early"]:
         site = final_run["site"]
