@@ -117,6 +117,23 @@ def test_report_writes_index_pages_and_callgraph(scan, tmp_path):
         assert (tmp_path / "callgraph.svg").read_text().lstrip().startswith("<?xml")
 
 
+def test_a_second_report_in_the_same_folder_drops_stale_pages(scan, tmp_path):
+    build_report(scan, tmp_path, None)
+    gone = model_of(scan, "Gemma3ForConditionalGeneration")["entry"]
+    smaller = dict(scan, models=[m for m in scan["models"] if m["entry"] != gone])
+    (tmp_path / "models" / "mine.txt").write_text("not ours")
+    build_report(smaller, tmp_path, None)
+    assert not (tmp_path / "models" / rendering.page_name(gone)).exists()
+    assert not list((tmp_path / "chains").glob("*Gemma3*"))
+    assert (tmp_path / "models" / "mine.txt").exists()
+    # a folder the report did not write is never cleared
+    other = tmp_path / "other"
+    (other / "models").mkdir(parents=True)
+    (other / "models" / "keep.html").write_text("x")
+    build_report(smaller, other, None)
+    assert (other / "models" / "keep.html").exists()
+
+
 def test_index_matrix_has_one_row_per_entry_class_and_links_cells(scan, tmp_path):
     build_report(scan, tmp_path, None)
     page = parse(tmp_path / "index.html")

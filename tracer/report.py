@@ -436,6 +436,20 @@ def _chain_table(chain: list[dict], bad: int | None, prefix: str) -> str:
 # the report
 
 
+MARKER = ".tracer-report"
+
+
+def _clear_previous_report(out_dir: Path) -> None:
+    """Remove the pages of an earlier report in out_dir, so no stale model page
+    survives a rescan; only in a folder this command wrote (it has the marker)."""
+    if not (out_dir / MARKER).is_file():
+        return
+    for folder, patterns in (("models", ("*.html",)), ("chains", ("*.dot", "*.svg"))):
+        for pattern in patterns:
+            for path in (out_dir / folder).glob(pattern):
+                path.unlink(missing_ok=True)
+
+
 def build_report(scan: dict, out_dir: Path, source_root: Path | None = None, jobs: int | None = None) -> dict:
     """Write the HTML report and pictures for ``scan`` into ``out_dir``.
 
@@ -444,8 +458,10 @@ def build_report(scan: dict, out_dir: Path, source_root: Path | None = None, job
     """
     started = time.perf_counter()
     out_dir = Path(out_dir)
+    _clear_previous_report(out_dir)
     (out_dir / "models").mkdir(parents=True, exist_ok=True)
     (out_dir / "chains").mkdir(parents=True, exist_ok=True)
+    (out_dir / MARKER).write_text("made by `tracer report`; its pages are replaced on the next run\n", encoding="utf-8")
     graphviz = rendering.graphviz_available()
 
     models_list = scan.get("models") or []
