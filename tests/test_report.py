@@ -303,6 +303,15 @@ def test_render_writes_dot_and_picture(scan, tmp_path, fmt):
 
 
 @needs_graphviz
+def test_svg_nodes_carry_a_hover_title_with_file_and_line(scan, tmp_path):
+    model = model_of(scan, "KimiK25ForConditionalGeneration")
+    svg = rendering.render_svgs([rendering.chain_dot(model).to_string()])[0]
+    assert "<title>sglang.srt.models.deepseek_v2.DeepseekV2ForCausalLM.set_eagle3_layers_to_capture&#10;sglang/srt/models/deepseek_v2.py:3458" in svg
+    result = rendering.render(rendering.protocol_graph_dot(scan), "svg", tmp_path / "all.svg")
+    assert "<title>sglang.srt.models.llama.LlamaModel.forward&#10;sglang/srt/models/llama.py:390</title>" in result["picture"].read_text()
+
+
+@needs_graphviz
 def test_render_svgs_keeps_good_pictures_when_one_graph_is_bad():
     good = rendering.chain_dot({"entry": "a.B", "protocol": "p", "verdict": "missing", "chain": []}).to_string()
     results = rendering.render_svgs([good, "digraph { this is not dot", good, good], jobs=2)

@@ -508,6 +508,8 @@ def render(dot: pydot.Dot, fmt: str, path: Path | str) -> dict:
     output, message = _run_dot(source, fmt)
     if output is None:
         return {"dot": dot_path, "picture": None, "message": message}
+    if fmt == "svg":
+        output = add_svg_titles(output.decode("utf-8", "replace")).encode("utf-8")
     path.write_bytes(output)
     return {"dot": dot_path, "picture": path, "message": ""}
 
@@ -537,15 +539,28 @@ def render_svgs(sources: list[str], jobs: int | None = None) -> list[str | None]
         pieces = [p for p in _SVG_START.split(output or b"") if p.strip()]
         if output is not None and len(pieces) == len(indexes):
             for index, piece in zip(indexes, pieces):
-                results[index] = piece.decode("utf-8", "replace")
+                results[index] = add_svg_titles(piece.decode("utf-8", "replace"))
             return
         for index in indexes:
             single, _ = _run_dot(sources[index], "svg")
-            results[index] = single.decode("utf-8", "replace") if single else None
+            results[index] = add_svg_titles(single.decode("utf-8", "replace")) if single else None
 
     with ThreadPoolExecutor(max_workers=len(batches)) as pool:
         list(pool.map(run_batch, batches))
     return results
+
+
+_LINK_TITLE = re.compile(r'(<a\b[^>]*?\bxlink:title="([^"]*)"[^>]*>)')
+
+
+def add_svg_titles(svg: str) -> str:
+    """Give every linked shape a <title> child, which browsers show on hover.
+
+    Graphviz puts a tooltip into ``xlink:title`` on the <a> it wraps around the
+    shape, and browsers ignore that attribute; the group's own <title> is the
+    internal node name.  The innermost <title> wins, so add one per <a>.
+    """
+    return _LINK_TITLE.sub(lambda m: f"{m.group(1)}<title>{m.group(2)}</title>", svg)
 
 
 _PROLOG = re.compile(r"^.*?(?=<svg\b)", re.S)
