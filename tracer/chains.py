@@ -3,6 +3,7 @@ entry's setter to the state write and its readers, and the findings on them."""
 
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass, field
 
 from tracer.findings import RULES, Finding
@@ -149,7 +150,8 @@ class ChainTracer:
             if name != proto.setter or not receiver:
                 continue
             progressed = True
-            passes = call.n_args > 0 or call.star_args
+            literal_none = call.args and all(a == "None" for a in call.args) and not call.kwargs
+            passes = (call.n_args > 0 or call.star_args) and not literal_none
             if ids_param and not passes:
                 trace.findings.append(self._finding(
                     "ids-dropped", entry, owner.module, call.line, call.col,
@@ -190,6 +192,21 @@ class ChainTracer:
                     self._broken(entry, owner, call,
                                  f"{receiver} is a {typed.cls.name} ({typed.how}), which has no {proto.setter}"
                                  f"{guarded}", trace)
+
+        # A near-miss of the state attribute (a typo) is a write nobody reads.
+        if True:
+            for write in method.writes:
+                last = write.target.rpartition(".")[2]
+                if last != proto.state_attribute and difflib.SequenceMatcher(
+                        None, last, proto.state_attribute).ratio() >= 0.85:
+                    progressed = True
+                    trace.hops.append(Hop("write", write.target, self._path(owner.module), write.line,
+                                          "near-miss of the state attribute"))
+                    trace.findings.append(self._finding(
+                        "dead-write", entry, owner.module, write.line, write.col,
+                        f"{write.target} is written, but the decoder loop reads {proto.state_attribute}: "
+                        "nothing is captured",
+                        f"Write {proto.state_attribute} (check the spelling).", trace))
 
         # Helper methods of the same object that the setter calls (self._helper(ids)).
         if not progressed:

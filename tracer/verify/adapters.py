@@ -344,6 +344,9 @@ class BatchFieldsAdapter(Adapter):
         import torch
         from sglang.srt.layers.dp_attention import initialize_dp_attention
 
+        if getattr(self, "_dp_attention_ready", False):
+            return
+        self._dp_attention_ready = True
         initialize_dp_attention(self.server_args, SimpleNamespace(
             hidden_size=hf_config.hidden_size, dtype=torch.float32))
 

@@ -96,8 +96,8 @@ class Case:
         self.reference_config = copy.deepcopy(self.text)
         self.layers_n = self.text.num_hidden_layers
         self.hidden = self.text.hidden_size
+        adapter.init_dp_attention(self.text)  # 0.5.6: MoE and MLA layers read it
         if family.mla:
-            adapter.init_dp_attention(self.text)
             adapter.deepseek_mla_under_torch_native()
         import importlib
 

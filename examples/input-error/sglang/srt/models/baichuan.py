@@ -1,4 +1,4 @@
-# expect: input-error
+# (input-error expected at the conflict marker, line 31: see EXPECT.toml)
 """Causal LM committed with merge-conflict markers: a syntax error (tracer example)."""
 
 from typing import List, Optional
