@@ -201,7 +201,7 @@ def _legend(graph: pydot.Dot, with_runner: bool = False) -> None:
         ("#ffffff", INK, "setter method (own / inherited / delegate)"),
         ("#fef7e0", "#b06000", "state write"),
         ("#e6f4ea", "#188038", "reader (forward loop)"),
-        (RED_FILL, RED, "broken or unknown hop"),
+        (RED_FILL, RED, "broken hop (dashed border: not traced, unknown)"),
     ]
     if with_runner:
         rows.append(("#f3e8fd", "#8430ce", "runner call site"))
@@ -279,6 +279,8 @@ def chain_dot(model: dict, findings: list[dict] | None = None, link_prefix: str 
             tip.append("reason: " + hop["reason"])
         node = pydot.Node(node_id, label=_hop_label(hop, kind), tooltip=_text("\n".join(tip)))
         _style_node(node, kind, bad)
+        if bad and model.get("verdict") == "unknown":
+            node.set("style", "filled,rounded,dashed")
         if link_prefix:
             node.set("URL", _text(f"#{link_prefix}-{index}"))
             node.set("target", "_self")
@@ -305,6 +307,8 @@ def chain_dot(model: dict, findings: list[dict] | None = None, link_prefix: str 
             edge.set("fontcolor", RED)
             edge.set("penwidth", "2")
             edge.set("class", "hop-bad")
+            if model.get("verdict") == "unknown":
+                edge.set("style", "dashed")
         if kind == "read":
             edge.set("arrowhead", "empty")
         graph.add_edge(edge)
