@@ -15,7 +15,8 @@ PY
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv >> "$out/machine.txt" 2>&1
 # the packages the H200 image lacks, and each release in its own folder
 pip install -q --no-index --no-deps --target /tmp/site $(ls .verify-wheels/*.whl | grep -v /sglang-) >/dev/null
-# tracer laid out as its wheel installs it (rules/ -> tracer/_rules)
+# tracer laid out as its wheel installs it (rules/ -> tracer/_rules); python3 -P keeps
+# the checkout itself off sys.path
 rm -rf /tmp/tracer-src && mkdir -p /tmp/tracer-src && cp -r tracer /tmp/tracer-src/ &&
   cp -r rules /tmp/tracer-src/tracer/_rules && cp -r reports /tmp/tracer-src/tracer/_reports
 export PYTHONPATH=/tmp/site:/tmp/tracer-src
@@ -27,7 +28,7 @@ for release in $releases; do
   args=(--framework /tmp/sg-$release --device cuda --layers 6)
   for e in "${entries[@]}"; do args+=(--entry "$e"); done
   for d in "${drafts[@]}"; do args+=(--draft-config "examples/verify-h200/drafts/$d"); done
-  cmd=(python3 -m tracer.verify.cli "${args[@]}" -o "$out/sglang-$release-cuda.json")
+  cmd=(python3 -P -m tracer.verify.cli "${args[@]}" -o "$out/sglang-$release-cuda.json")
   echo "${cmd[*]}" > "$out/sglang-$release-cuda.command"
   timeout 240 "${cmd[@]}" > "$out/sglang-$release-cuda.txt" 2> "$out/sglang-$release-cuda.log"
   echo "sglang $release: exit $?"
