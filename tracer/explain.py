@@ -192,16 +192,16 @@ def class_has_method(root: Path, owner: str, method: str) -> Optional[bool]:
     return False if (order and complete) else None
 
 
-def find_forward(root: Path, owner: str) -> Optional[FunctionSource]:
-    """``forward`` of the state owner class or its nearest base that defines one,
-    found by name (used only when the scan traced no reader holding the loop)."""
+def find_forwards(root: Path, owner: str) -> list:
+    """``forward`` of the state owner class and of its bases, nearest first, found by
+    name (used only when the scan traced no reader holding the decoder loop; a
+    ``forward`` that calls ``super().forward`` leaves the loop to a base)."""
     order, _ = _class_walk(root, owner)
+    found = []
     for file, name, methods in order:
         if "forward" in methods:
-            for fn in _functions_in(Path(root) / file):
-                if fn.qualname == f"{name}.forward":
-                    return fn
-    return None
+            found.extend(fn for fn in _functions_in(Path(root) / file) if fn.qualname == f"{name}.forward")
+    return found
 
 
 def locate_function(root: Path, file: str, line: Optional[int], name: Optional[str] = None, qualname: Optional[str] = None) -> FunctionSource:
@@ -613,8 +613,9 @@ def explain_model(
         candidates = [(read, locate_function(root, read["file"], read.get("line"), None, read.get("qualname"))) for read in reversed(reads)]
         owner_class = write_hop.get("qualname", "").rsplit(".", 1)[0] if write_hop else None
         if owner_class:
-            forward = find_forward(root, owner_class)
-            if forward is not None and all(fn.source != forward.source for _, fn in candidates):
+            for forward in find_forwards(root, owner_class):
+                if any(fn.source == forward.source for _, fn in candidates):
+                    continue
                 relative = str(forward.file.relative_to(root)) if forward.file.is_relative_to(root) else str(forward.file)
                 candidates.append(({"kind": "read", "qualname": forward.qualname, "file": relative, "line": forward.first_line,
                                     "found_by_name": True}, forward))
