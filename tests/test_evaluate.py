@@ -4,7 +4,7 @@ small cases for each construct it models."""
 
 import pytest
 
-from tracer.evaluate import Obj, Unknown, captured_indices, evaluate_function, is_unknown
+from tracer.evaluate import ABSENT, Obj, Unknown, captured_indices, evaluate_function, is_unknown
 
 # ----------------------------------------------------------------------------
 # Verbatim sources. Each is (line of the `def` in the release file, source).
@@ -418,6 +418,152 @@ QWEN2_MOE_FORWARD_056 = (569, r"""
 """)
 
 
+# sglang 0.5.16, sglang/srt/models/minimax_m2.py:1248 (MiniMaxM2ForCausalLM.set_eagle3_layers_to_capture)
+MINIMAX_M2_0516 = (1248, r"""
+    def set_eagle3_layers_to_capture(self, layer_ids: Optional[list[int]] = None):
+        if not get_pp_group().is_last_rank:
+            return
+
+        self.capture_aux_hidden_states = True
+        if layer_ids is None:
+            num_layers = self.config.num_hidden_layers
+            self.model.layers_to_capture = [
+                2,
+                num_layers // 2,
+                num_layers - 3,
+            ]  # Specific layers for EAGLE3 support
+        else:
+            self.model.layers_to_capture = [val + 1 for val in layer_ids]
+""")
+
+# sglang 0.5.23, sglang/srt/models/qwen3_vl.py:1777 (Qwen3VLForConditionalGeneration.set_eagle3_layers_to_capture)
+QWEN3_VL_0523 = (1777, r"""
+    def set_eagle3_layers_to_capture(self, layer_ids: Optional[List[int]] = None):
+        if not self.pp_group.is_last_rank:
+            return
+        self.capture_aux_hidden_states = True
+        self.model.capture_aux_hidden_states = True
+        if layer_ids is None:
+            num_layers = self.config.num_hidden_layers
+            layers_to_capture = [
+                2,
+                num_layers // 2,
+                num_layers - 3,
+            ]  # Specific layers for EAGLE3 support
+        else:
+            layers_to_capture = [val + 1 for val in layer_ids]
+
+        if hasattr(self.model, "set_eagle3_layers_to_capture"):
+            self.model.set_eagle3_layers_to_capture(layers_to_capture)
+        else:
+            self.model.layers_to_capture = layers_to_capture
+""")
+
+# sglang 0.5.23, sglang/srt/models/minimax_m3.py:2056 (MiniMaxM3SparseForCausalLM.set_eagle3_layers_to_capture)
+MINIMAX_M3_0523 = (2056, r"""
+    def set_eagle3_layers_to_capture(self, layer_ids: Optional[list[int]] = None):
+        if not self.pp_group.is_last_rank:
+            return
+
+        self.capture_aux_hidden_states = True
+        if layer_ids is None:
+            num_layers = self.config.num_hidden_layers
+            self.model.layers_to_capture = [
+                2,
+                num_layers // 2,
+                num_layers - 3,
+            ]
+        else:
+            self.model.layers_to_capture = [val + 1 for val in layer_ids]
+
+        # forward checks the per-layer ``_is_layer_to_capture`` flag, not the id
+        # list, so set it explicitly (mirrors qwen3_next/qwen2_moe).
+        for layer_id in self.model.layers_to_capture:
+            if 0 <= layer_id < len(self.model.layers):
+                setattr(self.model.layers[layer_id], "_is_layer_to_capture", True)
+""")
+
+# sglang 0.5.23, sglang/srt/models/qwen3_5.py:1908 (Qwen3_5ForCausalLM.forward)
+QWEN3_5_FORWARD_0523 = (1908, r"""
+    def forward(
+        self,
+        input_ids: torch.Tensor,
+        positions: torch.Tensor,
+        forward_batch: ForwardBatch,
+        input_embeds: Optional[torch.Tensor] = None,
+        pp_proxy_tensors: Optional[PPProxyTensors] = None,
+        input_deepstack_embeds: Optional[torch.Tensor] = None,
+    ) -> Union[torch.Tensor, PPProxyTensors]:
+        if (
+            self.flashinfer_mnnvl_cutedsl_fusion is not None
+            and input_deepstack_embeds is not None
+            and input_deepstack_embeds.numel() > 0
+        ):
+            raise RuntimeError(
+                "Qwen3.5 FlashInfer MNNVL CuTe DSL fusion currently supports "
+                "the text-only path, not deepstack visual inputs"
+            )
+
+        # Initialize hidden states
+        if self.pp_group.is_first_rank:
+            if input_embeds is None:
+                hidden_states = self.embed_tokens(input_ids)
+            else:
+                hidden_states = input_embeds
+            residual_batch.start(forward_batch)
+        else:
+            assert pp_proxy_tensors is not None
+            hidden_states = self.layers[self.start_layer].attn_boundary.from_pp(
+                pp_proxy_tensors, forward_batch
+            )
+
+        aux_hidden_states = AuxHiddenStateList()
+        # Pass through decoder layers
+        for layer_idx in range(self.start_layer, self.end_layer):
+            layer = self.layers[layer_idx]
+            with get_global_expert_distribution_recorder().with_current_layer(
+                layer_idx
+            ):
+                hidden_states = layer(
+                    positions=positions,
+                    hidden_states=hidden_states,
+                    forward_batch=forward_batch,
+                    captured_last_layer_outputs=aux_hidden_states
+                    if getattr(layer, "_is_layer_to_capture", False)
+                    else None,
+                )
+
+            # Process deepstack embeddings if provided
+            if (
+                input_deepstack_embeds is not None
+                and input_deepstack_embeds.numel() > 0
+                and layer_idx < 3
+            ):
+                sep = self.hidden_size * layer_idx
+                hidden_states = residual_batch.add_to_output(
+                    hidden_states,
+                    forward_batch,
+                    input_deepstack_embeds[:, sep : sep + self.hidden_size],
+                )
+
+        if not self.pp_group.is_last_rank:
+            return residual_batch.to_pp(hidden_states, forward_batch)
+
+        hidden_states = residual_batch.final_norm(
+            hidden_states,
+            forward_batch,
+            self.norm,
+            finalize_norm=self.flashinfer_mnnvl_cutedsl_fusion,
+            skip_empty=True,
+        )
+
+        if len(aux_hidden_states) == 0:
+            return hidden_states
+
+        return hidden_states, aux_hidden_states
+""")
+
+
 def run(pair, ids, *, layers=61, last_rank=True, **env):
     first_line, source = pair
     bound = {"self.config": {"num_hidden_layers": layers}, "self.pp_group.is_last_rank": last_rank}
@@ -819,3 +965,58 @@ def test_indented_source_is_dedented():
 def test_unknown_parameter_raises_value_error():
     with pytest.raises(ValueError):
         evaluate_function("def f(self, a):\n    pass\n", args={"b": 1}, env={})
+
+
+# ----------------------------------------------------------------- accessors, absent attributes, guards
+
+
+def test_pp_group_accessor_can_be_bound():
+    first_line, source = MINIMAX_M2_0516
+    env = {"self.config": {"num_hidden_layers": 62}}
+    outcome = evaluate_function(source, args={"layer_ids": [1, 2]}, env=dict(env, **{"get_pp_group().is_last_rank": False}), first_line=first_line)
+    assert outcome.returned_early.line == 1250 and outcome.returned_early.condition == "not get_pp_group().is_last_rank"
+    outcome = evaluate_function(source, args={"layer_ids": None}, env=dict(env, **{"get_pp_group().is_last_rank": True}), first_line=first_line)
+    assert outcome.writes["self.model.layers_to_capture"] == [2, 31, 59]
+
+
+def test_qwen3_vl_0523_hasattr_on_the_inner_model():
+    first_line, source = QWEN3_VL_0523
+    env = {"self.config": {"num_hidden_layers": 36}, "self.pp_group.is_last_rank": True}
+    # The inner model class lacks the setter: the wrapper writes the list itself.
+    outcome = evaluate_function(source, args={"layer_ids": [1, 17, 32]},
+                                env=dict(env, **{"self.model.set_eagle3_layers_to_capture": ABSENT}), first_line=first_line)
+    assert outcome.writes["self.model.layers_to_capture"] == [2, 18, 33]
+    assert outcome.calls == ()
+    # It has the setter (the MoE language model): the list is passed on.
+    outcome = evaluate_function(source, args={"layer_ids": None},
+                                env=dict(env, **{"self.model": Obj("Qwen3MoeLLMModel", methods=frozenset({"set_eagle3_layers_to_capture"}))}),
+                                first_line=first_line)
+    assert [(c.receiver, c.args) for c in outcome.calls] == [("self.model", ([2, 18, 33],))]
+    # Unbound: both sides are followed and the write depends on the undecided hasattr.
+    outcome = evaluate_function(source, args={"layer_ids": [1]}, env=env, first_line=first_line)
+    assert is_unknown(outcome.writes["self.model.layers_to_capture"])
+    assert outcome.calls[0].condition == 'hasattr(self.model, "set_eagle3_layers_to_capture")'
+
+
+def test_minimax_m3_0523_marks_layers_in_range():
+    first_line, source = MINIMAX_M3_0523
+    layers = [Obj(f"layers[{i}]") for i in range(6)]
+    env = {"self.config": {"num_hidden_layers": 6}, "self.pp_group.is_last_rank": True, "self.model.layers": layers}
+    outcome = evaluate_function(source, args={"layer_ids": [0, 2, 5]}, env=env, first_line=first_line)
+    assert outcome.writes["self.model.layers_to_capture"] == [1, 3, 6]
+    marks = sorted(k for k in outcome.writes if k.endswith("._is_layer_to_capture"))
+    # Index 6 is out of range and skipped by its own `0 <= layer_id < len(...)` check.
+    assert marks == ["self.model.layers[1]._is_layer_to_capture", "self.model.layers[3]._is_layer_to_capture"]
+
+
+def test_qwen3_5_0523_forward_guard_that_raises_before_the_loop():
+    first_line, source = QWEN3_5_FORWARD_0523
+    layers = [Obj(f"layers[{i}]", attrs=((("_is_layer_to_capture", True),) if i in (1, 3) else ()), closed=True) for i in range(6)]
+    env = {"self.start_layer": 0, "self.end_layer": 6, "self.pp_group.is_first_rank": True,
+           "self.pp_group.is_last_rank": True, "self.layers": layers}
+    result = captured_indices(source, [1, 3], env, first_line=first_line, marker_attribute="_is_layer_to_capture")
+    assert result.complete
+    assert result.captured == (1, 3) and result.captured_outputs == (0, 2)
+    # The RuntimeError guard on deepstack inputs is assumed not taken, and said so.
+    [note] = [u for u in result.unknowns if u.why.startswith("assumed the side")]
+    assert note.line == 1917

@@ -556,3 +556,41 @@ def test_end_to_end_with_the_scan_engine(tmp_path):
     # 0.5.23 makes its one configured call before graph capture: graphs agree with eager.
     assert result["graph_layers"] == [1, 29, 57] and not result["graph_layers_differ"]
     assert slugs(result) == ["offset-mismatch"]
+
+
+@pytest.mark.real
+@needs_cache
+def test_qwen3_vl_0523_writes_itself_and_the_loop_is_found_by_name(tmp_path):
+    """Qwen3-VL's wrapper asks hasattr(self.model, setter): Qwen3LLMModel (via Qwen3Model, Qwen2Model)
+    has none, so it writes the list itself; the chain here has no reader, so the owner's forward is found by name."""
+    model = {"entry": "sglang.srt.models.qwen3_vl.Qwen3VLForConditionalGeneration", "protocol": "sglang-eagle3", "chain": [
+        {"kind": "setter", "qualname": "sglang.srt.models.qwen3_vl.Qwen3VLForConditionalGeneration.set_eagle3_layers_to_capture",
+         "file": M + "qwen3_vl.py", "line": 1777},
+        {"kind": "write", "qualname": "sglang.srt.models.qwen3_vl.Qwen3LLMModel.layers_to_capture", "file": M + "qwen3_vl.py", "line": 1795},
+    ]}
+    folder = tmp_path / "qwen3-vl"
+    folder.mkdir()
+    # Qwen3-VL-8B: the text model (36 layers, 4096) nested under text_config.
+    (folder / "config.json").write_text(json.dumps({"architectures": ["Qwen3VLForConditionalGeneration"], "model_type": "qwen3_vl",
+                                                    "text_config": {"num_hidden_layers": 36, "hidden_size": 4096}}))
+    t = load_target_config(folder)
+    result = explain_model(release("0.5.23"), model, [], t, draft(tmp_path, [1, 17, 32], hidden=4096))
+    assert "`hasattr(self.model, \"set_eagle3_layers_to_capture\")` is False" in result["steps"][1]
+    assert result["layers_to_capture"] == [2, 18, 33]
+    assert result["effective_layers"] == [1, 17, 32]
+    assert result["findings"] == []
+    assert any("found by name" in note for note in result["notes"])
+
+
+@pytest.mark.real
+@needs_cache
+def test_qwen3_moe_056_loop_found_by_name(tmp_path):
+    """The same Qwen3-MoE chain as the scan engine reports it: no forward reader, two call lines."""
+    model, call_sites = expected_model("0.5.6", "qwen3_moe.Qwen3MoeForCausalLM")
+    model = dict(model, chain=[h for h in model["chain"] if not (h["kind"] == "read" and h["qualname"].endswith(".forward"))])
+    model["chain"].append(dict(model["chain"][1], call_line=843))
+    t, d = tiny(tmp_path, 8, [1, 2, 3], "moe2")
+    result = explain_model(release("0.5.6"), model, call_sites, t, d)
+    assert result["captured_indices"] == [2, 3, 4, 5]
+    assert result["effective_layers"] == [1, 2, 3, 4]
+    assert result["loop"]["file"] == M + "qwen2_moe.py"
