@@ -25,7 +25,7 @@ import pytest
 from click.testing import CliRunner
 
 from tracer import render as rendering
-from tracer.report import build_report, graph_command, report_command
+from tracer.report import build_report, report_command
 
 DATA = Path(__file__).parent / "data"
 FIXTURE = DATA / "report_scan.json"
@@ -328,19 +328,6 @@ def test_cli_report_from_saved_scan(tmp_path):
     bad = tmp_path / "bad.json"
     bad.write_text("[1, 2]")
     assert runner.invoke(report_command, ["--from", str(bad), "-o", str(tmp_path / "r3")]).exit_code == 2
-
-
-def test_cli_graph_for_one_entry_and_whole(tmp_path):
-    runner = CliRunner()
-    out = tmp_path / "gemma.dot"
-    result = runner.invoke(graph_command, ["--from", str(FIXTURE), "--entry", "Gemma3ForConditionalGeneration", "--format", "dot", "-o", str(out)])
-    assert result.exit_code == 0, result.output
-    assert rendering.RED in out.read_text()
-    result = runner.invoke(graph_command, ["--from", str(FIXTURE), "--format", "dot", "-o", str(tmp_path / "all.dot")])
-    assert result.exit_code == 0 and "cluster_" in (tmp_path / "all.dot").read_text()
-    result = runner.invoke(graph_command, ["--from", str(FIXTURE), "--protocol", "sglang-dflash", "--format", "dot", "-o", str(tmp_path / "dflash.dot")])
-    assert result.exit_code == 0 and "set_eagle3" not in (tmp_path / "dflash.dot").read_text()
-    assert runner.invoke(graph_command, ["--from", str(FIXTURE), "--entry", "Nope", "-o", str(out)]).exit_code == 2
 
 
 # --------------------------------------------------------------------------

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import html
 import json
-import shutil
 import string
 import threading
 import time
@@ -279,7 +278,7 @@ def _index_main(scan: dict, entries: dict, protocols: list[str], findings: list[
     parts.append("<h2 id=\"call-sites\">Runner call sites</h2>" + _call_sites_table(scan.get("call_sites") or []))
     parts.append(f"<h2 id=\"findings\">Findings <small class=muted>{len(findings)}</small></h2>" + _findings_table(findings))
     picture = (
-        f'<a href="callgraph.svg">callgraph.svg</a> · ' if callgraph.get("picture") else ""
+        '<a href="callgraph.svg">callgraph.svg</a> · ' if callgraph.get("picture") else ""
     )
     parts.append(
         "<h2 id=\"callgraph\">Call graph</h2><p>The whole protocol subgraph (every traced chain and the runner call sites), "
@@ -591,35 +590,3 @@ def report_command(path, scan_file, out_dir, protocols, source_root, no_cache):
     )
     if not summary["graphviz"]:
         click.echo(summary["message"], err=True)
-
-
-@click.command("graph")
-@click.argument("path", required=False, type=click.Path(exists=True, file_okay=False))
-@click.option("--from", "scan_file", type=click.Path(exists=True, dir_okay=False), help="Use a saved scan JSON.")
-@click.option("--entry", help="Qualname (or class name) of one entry class; default the whole protocol subgraph.")
-@click.option("--protocol", "protocols", multiple=True, help="Protocol (repeatable; default all).")
-@click.option("--format", "fmt", type=click.Choice(["dot", "svg", "png"]), default="svg", show_default=True)
-@click.option("-o", "--output", "out_file", required=True, type=click.Path(dir_okay=False))
-@click.option("--no-cache", is_flag=True)
-def graph_command(path, scan_file, entry, protocols, fmt, out_file, no_cache):
-    """Draw one entry class's chain, or the whole protocol subgraph, as DOT/SVG/PNG."""
-    scan = _load_scan(path, scan_file, protocols, no_cache)
-    if entry:
-        wanted = [m for m in scan.get("models") or []
-                  if entry in (m.get("entry"), (m.get("entry") or "").rsplit(".", 1)[-1])
-                  and (not protocols or m.get("protocol") in protocols)]
-        if not wanted:
-            raise click.UsageError(f"no entry class {entry!r} in the scan")
-        model = next((m for m in wanted if m.get("chain")), wanted[0])
-        own = [f for f in scan.get("findings") or []
-               if model.get("entry") in rendering.finding_entries(f) and f.get("protocol") == model.get("protocol")]
-        dot = rendering.chain_dot(model, own)
-    else:
-        if protocols:
-            scan = dict(scan, models=[m for m in scan.get("models") or [] if m.get("protocol") in protocols],
-                        call_sites=[c for c in scan.get("call_sites") or [] if c.get("protocol") in protocols])
-        dot = rendering.protocol_graph_dot(scan, models_href=None)
-    result = rendering.render(dot, fmt, Path(out_file))
-    click.echo(f"wrote {result['picture'] or result['dot']}")
-    if result["message"]:
-        click.echo(result["message"], err=True)
