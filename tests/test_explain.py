@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tracer.configs import load_draft_config, load_target_config
-from tracer.explain import explain_model, format_explanation, stage_ranges
+from tracer.explain import annotate_scan, explain_model, format_explanation, stage_ranges
 
 CONFIGS = Path(__file__).parent / "data" / "configs"
 EXPECTATIONS = Path(__file__).parent / "data" / "real_expectations.json"
@@ -327,6 +327,35 @@ def test_unknown_is_reported_not_guessed(toy, tmp_path):
     assert result["effective_layers"] is None
     assert any("num_hidden_layers" in u["why"] for u in result["unknowns"])
     assert "could not be determined" in format_explanation(result)
+
+
+# ------------------------------------------------------------------ scan JSON
+
+
+def test_result_is_plain_json(toy, tmp_path):
+    calls = sites(("a", 10, False, True), ("b", 20, True, False))
+    result = explain_model(toy, toy_model(), calls, target(tmp_path, 8, nested=True), draft(tmp_path, [1, 3, 5]))
+    assert json.loads(json.dumps(result)) == result
+    assert "(each id +1)" in result["steps"][-1]
+
+
+def test_annotate_scan_adds_layers_and_findings(toy, tmp_path):
+    model = toy_model()
+    scan = {"root": str(toy), "models": [model], "findings": [],
+            "call_sites": sites(("ModelRunner.initialize", 552, True, False), ("CudaGraphRunner.__init__", 339, False, True))}
+    out = annotate_scan(scan, target(tmp_path, 61), draft(tmp_path, [2, 30, 57]))
+    [annotated] = out["models"]
+    assert annotated["effective_layers"] == [2, 30, 57]
+    assert annotated["graph_layers"] == [1, 29, 57]
+    assert [f["slug"] for f in out["findings"]] == ["fallback-triggered"]
+    assert out["findings"][0]["entry"] == model["entry"] and out["findings"][0]["line"] == 339
+    assert scan["findings"] == [] and "effective_layers" not in model  # the input is not changed
+    # A config naming an architecture the scan does not know is an input error.
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "config.json").write_text(json.dumps({"architectures": ["Nope"], "num_hidden_layers": 4}))
+    out = annotate_scan(scan, load_target_config(other), draft(tmp_path, [1], name="d2"))
+    assert "no scanned entry class matches ['Nope']" in out["input_errors"][0]["reason"]
 
 
 # ------------------------------------------------------------------ real releases

@@ -27,7 +27,16 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 from tracer.configs import DraftConfig, TargetConfig
 from tracer.evaluate import ABSENT, Obj, Unknown, captured_indices, contains_unknown, evaluate_function, is_unknown
 
-__all__ = ["explain_model", "format_explanation", "stage_ranges", "locate_function", "pick_model", "explain_command", "ExplainError"]
+__all__ = [
+    "explain_model",
+    "format_explanation",
+    "annotate_scan",
+    "pick_model",
+    "explain_command",
+    "stage_ranges",
+    "locate_function",
+    "ExplainError",
+]
 
 # The protocol facts explain needs (rules/sglang-eagle3.toml); a caller may pass its own.
 DEFAULT_PROTOCOL = {
@@ -379,7 +388,7 @@ def _run_chain(root: Path, hops: list, ids: Any, target: TargetConfig, rank: _Ra
                 store.pop(_INCOMPLETE, None)  # a complete overwrite of the state
         state_writes = {p: v for p, v in outcome.writes.items() if p.rsplit(".", 1)[-1] == protocol["state_attribute"]}
         for path, value in state_writes.items():
-            text += f"; writes {path} = {_fmt(value)} (line {outcome.write_lines.get(path, '?')})"
+            text += f"; writes {path} = {_fmt(value)} (line {outcome.write_lines.get(path, '?')}){_transform(args, value, protocol)}"
         marker = protocol.get("marker_attribute")
         marks = sorted(p for p in outcome.writes if marker and p.endswith("." + marker))
         if marks:
@@ -411,7 +420,8 @@ def _run_chain(root: Path, hops: list, ids: Any, target: TargetConfig, rank: _Ra
         call = calls[-1]
         if len(calls) > 1:
             text += f" ({len(calls)} calls to {next_method}; following the last, line {call.line})"
-        text += f"; passes {_fmt(call.args[0]) if call.args else 'nothing'} to {call.receiver}.{next_method} (line {call.line})"
+        passed = call.args[0] if call.args else None
+        text += f"; passes {_fmt(passed) if call.args else 'nothing'} to {call.receiver}.{next_method} (line {call.line}){_transform(args, passed, protocol)}"
         steps.append(text)
         next_fn = locate_function(root, next_hop["file"], next_hop.get("line"), next_method, next_hop["qualname"])
         names = _params(next_fn)
@@ -422,6 +432,24 @@ def _run_chain(root: Path, hops: list, ids: Any, target: TargetConfig, rank: _Ra
 
 
 _INCOMPLETE = "<incomplete>"  # store key: an earlier run stopped, so the state is not known
+
+
+def _transform(args: dict, value: Any, protocol: dict) -> str:
+    """Plain words for what a hop did to the ids it received."""
+    received = next(iter(args.values()), None) if args else None
+    if not isinstance(value, list) or contains_unknown(value):
+        return ""
+    if received is None:
+        return " (the fallback: no ids were given)"
+    if not isinstance(received, (list, tuple)) or contains_unknown(received):
+        return ""
+    received = list(received)
+    shift = protocol["id_shift"]
+    if value == received:
+        return " (ids kept as given, no shift)"
+    if value == [i + shift for i in received]:
+        return f" (each id +{shift})"
+    return " (ids changed)"
 
 
 def _state_owner_prefix(store: dict, attribute: str) -> Optional[str]:
@@ -892,6 +920,36 @@ def explain_command():  # pragma: no cover - wired by the CLI
             raise SystemExit(1)
 
     return explain
+
+
+def annotate_scan(scan: dict, target: TargetConfig, draft: DraftConfig, pp: int = 1, entry: Optional[str] = None,
+                  protocol: str = DEFAULT_PROTOCOL["name"]) -> dict:
+    """For ``tracer scan --target-config/--draft-config``: a copy of the scan JSON
+    whose model picked by the target config (or ``entry``) carries
+    ``effective_layers`` (eager path), ``graph_layers`` (only when the CUDA-graph
+    path differs) and ``explain`` (the full result); its config findings are
+    appended to ``findings`` in the scan's finding shape."""
+    out = copy.deepcopy(scan)
+    model = pick_model(out, target, entry, protocol)
+    if model is None:
+        out.setdefault("input_errors", []).append({
+            "file": str(target.path), "line": 1,
+            "reason": f"no scanned entry class matches {entry or list(target.architectures)}"})
+        return out
+    root = Path(out.get("root") or ".")
+    result = explain_model(root, model, out.get("call_sites", []), target, draft, pp=pp)
+    model["effective_layers"] = result["effective_layers"]
+    if result.get("graph_layers_differ"):
+        model["graph_layers"] = result["graph_layers"]
+    model["explain"] = result
+    hops = [h.get("qualname") for h in model.get("chain", [])]
+    for finding in result["findings"]:
+        model.setdefault("findings", []).append(finding["slug"])
+        out.setdefault("findings", []).append({
+            "slug": finding["slug"], "severity": finding["severity"], "protocol": protocol,
+            "entry": model.get("entry"), "file": finding["file"], "line": finding["line"], "col": 1,
+            "message": finding["message"], "hint": finding["hint"], "chain": hops})
+    return out
 
 
 def pick_model(scan: dict, target: TargetConfig, entry: Optional[str], protocol: str) -> Optional[dict]:
