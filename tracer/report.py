@@ -546,8 +546,10 @@ def build_report(scan: dict, out_dir: Path, source_root: Path | None = None, job
 
 
 def _load_scan(path: str | None, scan_file: str | None, protocols: tuple, no_cache: bool) -> dict:
-    if bool(path) == bool(scan_file):
-        raise click.UsageError("give either PATH (a framework tree to scan) or --from SCAN.json, not both")
+    if path and scan_file:
+        raise click.UsageError("give PATH (a framework tree to scan) or --from SCAN.json, not both")
+    if not path and not scan_file:
+        raise click.UsageError("give PATH (a framework tree to scan) or --from SCAN.json (a saved `tracer scan --format json`)")
     if scan_file:
         try:
             scan = json.loads(Path(scan_file).read_text(encoding="utf-8"))
