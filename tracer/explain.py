@@ -681,120 +681,200 @@ def explain_model(
         result["graph_layers"] = []
         result["graph_layers_differ"] = result["effective_layers"] != []
 
-    # ------------------------------------------------------------ findings
-    shift = proto["id_shift"]
-    final_run = last["runs"][-1]
-    setter_hop = hops[0]
-    loop_file = eager["read"]["file"] if cap is not None else None
-    loop_line = cap.loop_line if cap is not None else None
-    ltc_value = eager["layers_to_capture"]
-    # Findings that compare numbers need a fully known list.
-    layers_to_capture = list(ltc_value) if isinstance(ltc_value, (list, tuple)) and not contains_unknown(ltc_value) else None
-    effective = result["effective_layers"]
-
-    if final_run["ids"] is None and not final_run["returned_early"]:
-        site = final_run["site"]
-        if draft.layer_ids is None:
-            why = f"the draft config {draft.path.name} names no layer ids ({' / '.join(proto['runner_ids_keys'])} absent)"
-        elif runner_ids is None:
-            why = f"the draft's ids {list(draft.layer_ids)} are under `{draft.ids_key}`, which SGLang's runner does not read"
-        else:
-            why = f"the last runner call ({site.get('file')}:{site.get('line')}) passes no ids"
-        findings.append(_finding(
-            "fallback-triggered", "warning",
-            f"{why}, so the fallback {proto['fallback']} runs: layers_to_capture = {layers_to_capture}, capturing the outputs of layers {effective}",
-            "put the ids under eagle_config.eagle_aux_hidden_state_layer_ids in the draft's config.json" if draft.layer_ids is None or runner_ids is None
-            else "pass the draft's ids on every call of the setter",
-            (write_hop or setter_hop).get("file"), (write_hop or setter_hop).get("line"),
-        ))
-    if result["graph_layers_differ"] and result["graph_layers"] is not None:
-        graph_sites = [s for s in sequence if s.get("before_graph_capture")]
-        site = graph_sites[-1] if graph_sites else {}
-        findings.append(_finding(
-            "fallback-triggered", "warning",
-            f"CUDA graphs are captured after the call at {site.get('file')}:{site.get('line')} "
-            f"({'no ids' if not site.get('passes_ids') else 'with ids'}), so replayed graphs capture the outputs of layers {result['graph_layers']} "
-            f"while the eager path captures {effective}",
-            "make the configured setter call before CUDA-graph capture, or pass the ids in the graph runner's call",
-            site.get("file"), site.get("line"),
-        ))
-
-    if runner_ids is not None and final_run["ids"] is not None and isinstance(layers_to_capture, list):
-        expected = [i + shift for i in runner_ids]
-        if layers_to_capture != expected:
-            line = None
-            for run_hop in hops[::-1]:
-                line = line or run_hop.get("line")
-            findings.append(_finding(
-                "offset-mismatch", "error",
-                f"the draft was trained on the outputs of layers {runner_ids} (layers_to_capture should be {expected} with the +{shift} shift), "
-                f"but the setter stores {layers_to_capture}, which captures the outputs of layers {[i - shift for i in layers_to_capture]}",
-                "apply the same +1 shift to explicit ids in every setter (input of layer i = output of layer i-1)",
-                (write_hop or setter_hop).get("file"), (write_hop or setter_hop).get("line"),
-            ))
-
-    guard_early = any(per_rank[r.rank]["runs"][-1]["returned_early"] for r in ranks[:-1]) if pp > 1 else False
-    earlier_lost: list = []
-    if pp > 1 and isinstance(layers_to_capture, list):
-        if not ranges_known:
-            findings.append(_finding(
-                "pipeline-guard", "warning",
-                f"with pp={pp} the stage ranges could not be computed ({how}); which ids live on earlier stages is unknown",
-                "check get_pp_indices / SGLANG_PP_LAYER_PARTITION", setter_hop.get("file"), setter_hop.get("line")))
-        else:
-            earlier_lost = [i for i in layers_to_capture if i < last_rank.start]
-            if earlier_lost:
-                guard = next((per_rank[r.rank]["runs"][-1]["returned_early"] for r in ranks[:-1] if per_rank[r.rank]["runs"][-1]["returned_early"]), None)
-                what = (f"the setter returns early off the last rank ({guard['hop']}, line {guard['line']}: `{guard['condition']}`)" if guard_early
-                        else "earlier stages' aux states are not sent to the last rank")
-                findings.append(_finding(
-                    "pipeline-guard", "error",
-                    f"with pp={pp} the last stage runs layers {last_rank.start}..{last_rank.end - 1}; "
-                    f"layers_to_capture entries {earlier_lost} (outputs of layers {[i - 1 for i in earlier_lost]}) lie on earlier stages and {what}, so they are never captured",
-                    "capture on every stage and send aux states with the pipeline proxy tensors, or choose ids on the last stage",
-                    (guard or setter_hop).get("file"), (guard or setter_hop).get("line")))
-
-    if cap is not None and cap.complete and isinstance(layers_to_capture, list):
-        missed = [i for i in cap.never_visited if i not in earlier_lost]
-        if missed:
-            findings.append(_finding(
-                "unreachable-layer", "error",
-                f"layers_to_capture entries {missed} are never visited by the loop over {cap.visited[0] if cap.visited else '?'}..{cap.visited[-1] if cap.visited else '?'} "
-                f"(`{cap.loop_source}`), so the outputs of layers {[i - 1 for i in missed]} are silently dropped and {len(cap.captured)} of {len(layers_to_capture)} states are captured",
-                f"ids must be in 0..{num_layers - 2} for a {num_layers}-layer target (the last layer's output is never captured by this loop)",
-                loop_file, loop_line))
-
-    count, source = draft.expected_aux_count(target.hidden_size)
-    if count is None and draft.fc is None:
-        # SGLang sizes the draft input as target_hidden * 3 when the draft names no ids (eagle_utils.py).
-        count, source = 3, "SGLang's default of 3 aux states when the draft names none"
-    result["expected_aux"] = {"count": count, "source": source}
-    if draft.target_hidden_size is not None and target.hidden_size is not None and draft.target_hidden_size != target.hidden_size:
-        findings.append(_finding(
-            "count-mismatch", "error",
-            f"the draft was trained for a target with hidden size {draft.target_hidden_size}, but this target's hidden size is {target.hidden_size}",
-            "use a draft trained for this target", str(draft.path), None))
-    if count is not None and cap is not None and cap.complete:
-        got = len(cap.captured)
-        if got != count:
-            hidden = draft.target_hidden_size or target.hidden_size
-            dup = ""
-            if isinstance(layers_to_capture, list) and len(set(layers_to_capture)) != len(layers_to_capture):
-                dup = f" (layers_to_capture {layers_to_capture} repeats an index, which the loop captures once)"
-            findings.append(_finding(
-                "count-mismatch", "error",
-                f"the draft expects {count} aux states ({source}) but the loop captures {got}{dup}: "
-                f"{got} x {hidden} = {got * hidden if hidden else '?'} inputs instead of {count * hidden if hidden else '?'}",
-                "make the captured ids match the draft's training ids one to one",
-                loop_file, loop_line))
-    elif count is None:
-        notes.append(f"expected number of aux states unknown: {source}")
+    facts = _Facts(
+        proto=proto, draft=draft, target=target, pp=pp, hops=hops, write_hop=write_hop, sequence=sequence,
+        runner_ids=runner_ids, ranks=ranks, ranges_known=ranges_known, ranges_how=how, per_rank=per_rank,
+        loop_file=eager["read"]["file"] if cap is not None else None, cap=cap,
+        layers_to_capture=_known_list(eager["layers_to_capture"]), result=result,
+    )
+    findings.extend(_fallback_findings(facts))
+    findings.extend(_offset_findings(facts))
+    lost_to_earlier_stages = _pipeline_findings(facts, findings)
+    findings.extend(_unreachable_findings(facts, lost_to_earlier_stages))
+    findings.extend(_count_findings(facts, notes))
+    if pp > 1 and not ranges_known:
+        # The last stage's range is not known, so neither is what its loop visits.
+        result["captured_indices"] = result["effective_layers"] = None
+        unknowns.append({"expr": "get_pp_indices", "file": None, "line": None, "why": how})
 
     result["ranks"] = [
         {"rank": r.rank, "layers": [r.start, r.end], "returned_early": bool(per_rank[r.rank]["runs"][-1]["returned_early"])}
         for r in ranks
     ]
     return result
+
+
+# ------------------------------------------------------------ findings
+
+
+@dataclass
+class _Facts:
+    """What the findings are computed from (one explained model)."""
+
+    proto: dict
+    draft: DraftConfig
+    target: TargetConfig
+    pp: int
+    hops: list
+    write_hop: Optional[dict]
+    sequence: list
+    runner_ids: Optional[list]
+    ranks: list
+    ranges_known: bool
+    ranges_how: Optional[str]
+    per_rank: dict
+    loop_file: Optional[str]
+    cap: Any  # CaptureResult of the eager path, or None
+    layers_to_capture: Optional[list]  # fully known list, else None
+    result: dict
+
+    @property
+    def final_run(self) -> dict:
+        return self.per_rank[self.ranks[-1].rank]["runs"][-1]
+
+    @property
+    def state_site(self) -> dict:
+        return self.write_hop or self.hops[0]
+
+    @property
+    def loop_line(self) -> Optional[int]:
+        return self.cap.loop_line if self.cap is not None else None
+
+
+def _known_list(value: Any) -> Optional[list]:
+    return list(value) if isinstance(value, (list, tuple)) and not contains_unknown(value) else None
+
+
+def _fallback_findings(f: _Facts) -> list:
+    out = []
+    effective = f.result["effective_layers"]
+    final = f.final_run
+    if final["ids"] is None and not final["returned_early"]:
+        site = final["site"]
+        draft = f.draft
+        if draft.layer_ids is None:
+            why = f"the draft config {draft.path.name} names no layer ids ({' / '.join(f.proto['runner_ids_keys'])} absent)"
+        elif f.runner_ids is None:
+            why = f"the draft's ids {list(draft.layer_ids)} are under `{draft.ids_key}`, which SGLang's runner does not read"
+        else:
+            why = f"the last runner call ({site.get('file')}:{site.get('line')}) passes no ids"
+        hint = ("put the ids under eagle_config.eagle_aux_hidden_state_layer_ids in the draft's config.json"
+                if draft.layer_ids is None or f.runner_ids is None else "pass the draft's ids on every call of the setter")
+        out.append(_finding(
+            "fallback-triggered", "warning",
+            f"{why}, so the fallback {f.proto['fallback']} runs: layers_to_capture = {f.layers_to_capture}, "
+            f"capturing the outputs of layers {effective}",
+            hint, f.state_site.get("file"), f.state_site.get("line")))
+    if f.result["graph_layers_differ"] and f.result["graph_layers"] is not None:
+        graph_sites = [s for s in f.sequence if s.get("before_graph_capture")]
+        site = graph_sites[-1] if graph_sites else {}
+        out.append(_finding(
+            "fallback-triggered", "warning",
+            f"CUDA graphs are captured after the call at {site.get('file')}:{site.get('line')} "
+            f"({'no ids' if not site.get('passes_ids') else 'with ids'}), so replayed graphs capture the outputs of layers "
+            f"{f.result['graph_layers']} while the eager path captures {effective}",
+            "make the configured setter call before CUDA-graph capture, or pass the ids in the graph runner's call",
+            site.get("file"), site.get("line")))
+    return out
+
+
+def _offset_findings(f: _Facts) -> list:
+    ltc = f.layers_to_capture
+    if f.runner_ids is None or f.final_run["ids"] is None or ltc is None:
+        return []
+    shift = f.proto["id_shift"]
+    expected = [i + shift for i in f.runner_ids]
+    if ltc == expected:
+        return []
+    return [_finding(
+        "offset-mismatch", "error",
+        f"the draft was trained on the outputs of layers {f.runner_ids} (layers_to_capture should be {expected} with the "
+        f"+{shift} shift), but the setter stores {ltc}, which captures the outputs of layers {[i - shift for i in ltc]}",
+        f"apply the same +{shift} shift to explicit ids in every setter (input of layer i = output of layer i-1)",
+        f.state_site.get("file"), f.state_site.get("line"))]
+
+
+def _pipeline_findings(f: _Facts, findings: list) -> list:
+    """Appends pipeline-guard findings; returns the entries lost to earlier stages."""
+    ltc = f.layers_to_capture
+    if f.pp == 1 or ltc is None:
+        return []
+    setter = f.hops[0]
+    if not f.ranges_known:
+        findings.append(_finding(
+            "pipeline-guard", "warning",
+            f"with pp={f.pp} the stage ranges could not be computed ({f.ranges_how}); which ids live on earlier stages is unknown",
+            "check get_pp_indices / SGLANG_PP_LAYER_PARTITION", setter.get("file"), setter.get("line")))
+        return []
+    last = f.ranks[-1]
+    lost = [i for i in ltc if i < last.start]
+    if not lost:
+        return []
+    guard = next((f.per_rank[r.rank]["runs"][-1]["returned_early"] for r in f.ranks[:-1]
+                  if f.per_rank[r.rank]["runs"][-1]["returned_early"]), None)
+    if guard:
+        what = f"the setter returns early off the last rank ({guard['hop']}, line {guard['line']}: `{guard['condition']}`)"
+    else:
+        what = "nothing in this chain hands earlier stages' aux states to the last stage"
+    findings.append(_finding(
+        "pipeline-guard", "error",
+        f"with pp={f.pp} the last stage runs layers {last.start}..{last.end - 1}; layers_to_capture entries {lost} "
+        f"(outputs of layers {[i - 1 for i in lost]}) lie on earlier stages and {what}, so they are never captured",
+        "capture on every stage and send aux states with the pipeline proxy tensors, or choose ids on the last stage",
+        (guard or setter).get("file"), (guard or setter).get("line")))
+    return lost
+
+
+def _unreachable_findings(f: _Facts, lost_to_earlier_stages: list) -> list:
+    cap, ltc = f.cap, f.layers_to_capture
+    if cap is None or not cap.complete or ltc is None:
+        return []
+    missed = [i for i in cap.never_visited if i not in lost_to_earlier_stages]
+    if not missed:
+        return []
+    n = f.target.num_hidden_layers
+    span = f"{cap.visited[0]}..{cap.visited[-1]}" if cap.visited else "?"
+    return [_finding(
+        "unreachable-layer", "error",
+        f"layers_to_capture entries {missed} are never visited by the loop over {span} (`{cap.loop_source}`), so the outputs "
+        f"of layers {[i - 1 for i in missed]} are silently dropped and {len(cap.captured)} of {len(ltc)} states are captured",
+        f"ids must be in 0..{n - 2} for a {n}-layer target (the last layer's output is never captured by this loop)",
+        f.loop_file, f.loop_line)]
+
+
+def _count_findings(f: _Facts, notes: list) -> list:
+    out = []
+    draft, target, cap = f.draft, f.target, f.cap
+    count, source = draft.expected_aux_count(target.hidden_size)
+    if count is None and draft.fc is None:
+        # SGLang sizes the draft input as target_hidden * 3 when the draft names no ids (eagle_utils.py).
+        count, source = 3, "SGLang's default of 3 aux states when the draft names none"
+    f.result["expected_aux"] = {"count": count, "source": source}
+    if draft.target_hidden_size is not None and target.hidden_size is not None and draft.target_hidden_size != target.hidden_size:
+        out.append(_finding(
+            "count-mismatch", "error",
+            f"the draft was trained for a target with hidden size {draft.target_hidden_size}, but this target's hidden size is {target.hidden_size}",
+            "use a draft trained for this target", str(draft.path), None))
+    if count is None:
+        notes.append(f"expected number of aux states unknown: {source}")
+        return out
+    if cap is None or not cap.complete:
+        return out
+    got = len(cap.captured)
+    if got == count:
+        return out
+    hidden = draft.target_hidden_size or target.hidden_size
+    ltc = f.layers_to_capture
+    dup = ""
+    if ltc is not None and len(set(ltc)) != len(ltc):
+        dup = f" (layers_to_capture {ltc} repeats an index, which the loop captures once)"
+    out.append(_finding(
+        "count-mismatch", "error",
+        f"the draft expects {count} aux states ({source}) but the loop captures {got}{dup}: "
+        f"{got} x {hidden} = {got * hidden if hidden else '?'} inputs instead of {count * hidden if hidden else '?'}",
+        "make the captured ids match the draft's training ids one to one",
+        f.loop_file, f.loop_line))
+    return out
 
 
 def _plain(value: Any) -> Any:
