@@ -196,7 +196,27 @@ class Adapter:
         pass
 
     def after_build(self, model) -> None:
-        """Adjust op dispatch on a built model (not its capture code)."""
+        """Adjust op dispatch on a built model (never its capture code).
+
+        On CUDA, switch every fused op to its compile-safe forward with the
+        release's own switch, the one SGLang applies before capturing CUDA
+        graphs under torch.compile (``enter_torch_compile(num_tokens=1)``):
+        native ops instead of sgl-kernel, and for MoE the graph-safe
+        ``fused_moe_forward_native`` instead of a path that reads expert
+        counts on the host."""
+        if self.device != "cuda":
+            return
+        base = self._fused_op_base()
+        switched = 0
+        for module in model.modules():
+            if isinstance(module, base):
+                module.enter_torch_compile(num_tokens=1)
+                switched += 1
+        self._note(f"{base.__module__}.{base.__name__}.enter_torch_compile(num_tokens=1) on every op "
+                   "(CUDA: SGLang's own compile-safe dispatch)")
+
+    def _fused_op_base(self):
+        raise NotImplementedError
 
     def setter_order(self) -> List[Dict[str, object]]:
         """The setter calls around CUDA-graph capture, in the runner's order,
@@ -253,13 +273,21 @@ class RuntimeContextAdapter(Adapter):
             from sglang.srt.model_executor.cuda_graph_config import default_cuda_graph_config
 
             try:
-                setattr(graph, "cuda_graph_config", default_cuda_graph_config())
+                runtime_context.get_context().override(
+                    "tracer-verify", cuda_graph_config=default_cuda_graph_config())
                 self._note("exec.graph.cuda_graph_config = default_cuda_graph_config() (None "
                            "with a dummy model path; read by CUDA qk-norm)")
             except Exception as exc:
                 self._note(f"could not set exec.graph.cuda_graph_config: {exc}")
         if not parallel_state.model_parallel_is_initialized():
             parallel_state.initialize_model_parallel(backend="gloo")
+
+    def _fused_op_base(self):
+        try:
+            from sglang.kernels.fused_op import BaseFusedOp
+        except ImportError:  # between the two layouts
+            from sglang.srt.custom_op import CustomOp as BaseFusedOp
+        return BaseFusedOp
 
     @contextlib.contextmanager
     def attention_scope(self, backend, forward_batch):
@@ -350,19 +378,10 @@ class BatchFieldsAdapter(Adapter):
         initialize_dp_attention(self.server_args, SimpleNamespace(
             hidden_size=hf_config.hidden_size, dtype=torch.float32))
 
-    def after_build(self, model) -> None:
-        if self.device != "cuda":
-            return
-        # 0.5.6 has no SGLANG_FORCE_FUSED_OP_BACKEND: on CUDA its CustomOps
-        # dispatch to sgl-kernel. Switch them to forward_native with the
-        # release's own switch (the one its torch.compile mode uses).
+    def _fused_op_base(self):
         from sglang.srt.custom_op import CustomOp
 
-        for module in model.modules():
-            if isinstance(module, CustomOp):
-                module.enter_torch_compile(num_tokens=1)
-        self._note("CustomOp.enter_torch_compile(num_tokens=1) on every op (CUDA: forward_native "
-                   "instead of sgl-kernel)")
+        return CustomOp
 
     @contextlib.contextmanager
     def attention_scope(self, backend, forward_batch):

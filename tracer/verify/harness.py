@@ -331,15 +331,17 @@ def run_case(adapter: Adapter, family: Family, raw_config: Dict[str, Any], runne
     result["num_hidden_layers"] = case.layers_n
     result["notes"] = case.notes
     graph = want_graph and device == "cuda"
-    if graph:
-        order = adapter.setter_order()
-    else:
-        order = [{"call": "set_eagle3_layers_to_capture(draft ids)", "at": "runner (eager)"}]
-    for step in order:
+    # The runner's setter calls, in its order, on every device: a release
+    # whose graph runner calls the setter without ids does so at start-up
+    # whether or not a graph is then captured here.
+    for step in adapter.setter_order():
         call = step["call"]
         if call.startswith("capture"):
-            outcome = _guard(case.capture_graph)
-            state = outcome if isinstance(outcome, dict) else "captured"
+            if graph:
+                outcome = _guard(case.capture_graph)
+                state = outcome if isinstance(outcome, dict) else "captured"
+            else:
+                state = f"skipped (no CUDA graph on {device})" if device != "cuda" else "skipped"
         else:
             ids = None if "no ids" in call else runner_ids
             outcome = _guard(case.set_ids, ids)
@@ -350,9 +352,8 @@ def run_case(adapter: Adapter, family: Family, raw_config: Dict[str, Any], runne
     result["paths"]["extend"] = _guard(case.run_extend)
     result["paths"]["decode"] = _guard(case.run_decode)
     if graph:
-        captured = result["setter_calls"] and all(
-            not (isinstance(s["result"], dict) and s["call"].startswith("capture"))
-            for s in result["setter_calls"])
+        captured = all(s["result"] == "captured" for s in result["setter_calls"]
+                       if s["call"].startswith("capture"))
         result["paths"]["cuda_graph"] = (_guard(case.run_graph_replay) if captured else
                                          {"error": "graph capture failed (see setter_calls)"})
     result["seconds"] = round(time.time() - started, 2)
