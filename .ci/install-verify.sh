@@ -17,5 +17,8 @@ sys.path.insert(0, "tests")
 from conftest import release_dir
 
 for version in ("0.5.23", "0.5.6"):
-    print("sglang", version, "->", release_dir(version))
+    try:
+        print("sglang", version, "->", release_dir(version))
+    except BaseException as exc:  # pytest.skip when PyPI is out of reach: the tests skip too
+        print("sglang", version, "not cached:", exc)
 PY

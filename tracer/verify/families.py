@@ -37,8 +37,13 @@ FAMILIES: Dict[str, Family] = {f.key: f for f in [
            "model.layers"),
     Family("qwen3_moe", "qwen3_moe", ("Qwen3MoeForCausalLM",), "Qwen3MoeConfig",
            "Qwen3MoeForCausalLM", "model.layers", split_experts=True),
-    Family("deepseek_v2", "deepseek_v2", ("DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM"),
+    Family("deepseek_v2", "deepseek_v2", ("DeepseekV2ForCausalLM",),
            "DeepseekV2Config", "DeepseekV2ForCausalLM", "model.layers", mla=True,
+           split_experts=True),
+    # same SGLang module; V3 routing (sigmoid scores, a correction bias) needs
+    # transformers' V3 reference
+    Family("deepseek_v3", "deepseek_v2", ("DeepseekV3ForCausalLM",),
+           "DeepseekV3Config", "DeepseekV3ForCausalLM", "model.layers", mla=True,
            split_experts=True),
     # Llama-4 (text-only checkpoint): the wrapper's setter delegates to
     # language_model (Llama4ForCausalLM), which inherits LlamaForCausalLM's.
@@ -73,6 +78,12 @@ _TINY = {
                         num_experts_per_tok=2, n_shared_experts=1, first_k_dense_replace=1,
                         kv_lora_rank=32, q_lora_rank=None, qk_nope_head_dim=16,
                         qk_rope_head_dim=8, v_head_dim=16, num_key_value_heads=4),
+    "deepseek_v3": dict(_TINY_TEXT, moe_intermediate_size=32, n_routed_experts=4,
+                        num_experts_per_tok=2, n_shared_experts=1, first_k_dense_replace=1,
+                        kv_lora_rank=32, q_lora_rank=48, qk_nope_head_dim=16,
+                        qk_rope_head_dim=8, v_head_dim=16, num_key_value_heads=4,
+                        n_group=1, topk_group=1, norm_topk_prob=True, routed_scaling_factor=2.5,
+                        scoring_func="sigmoid", topk_method="noaux_tc"),
     "llama4": dict(_TINY_TEXT, intermediate_size=128, intermediate_size_mlp=128,
                    num_local_experts=2, num_experts_per_tok=1, interleave_moe_layer_step=1000,
                    use_qk_norm=False, attention_chunk_size=8192, no_rope_layer_interval=4,
@@ -145,7 +156,7 @@ def build_hf_config(family: Family, raw: Dict[str, Any], device: str):
 
     raw = copy.deepcopy(raw)
     cls = getattr(transformers, family.hf_config)
-    if family.key == "deepseek_v2":
+    if family.mla:
         extra = {k: raw.get(k, v) for k, v in _DEEPSEEK_EXTRA.items()}
         rope = dict(raw.pop("rope_scaling", None) or raw.pop("rope_parameters", None) or {})
         # SGLang turns any non-default rope of an MLA model into deepseek_yarn
