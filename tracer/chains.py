@@ -137,12 +137,21 @@ class ChainTracer:
                     "and nothing is logged",
                     "Log a warning naming the fallback layers, so a draft config without ids is noticed.", trace))
 
+        # A write in the else branch of `if hasattr(recv, setter): recv.setter(...)`
+        # only runs when the receiver lacks the setter.
+        skipped_else_writes = set()
+        for call in method.calls:
+            receiver, _, name = call.func.rpartition(".")
+            if call.guard and name == proto.setter and receiver.startswith("self."):
+                types = self._types(concrete, receiver)
+                if types and all(self.resolver.find_method(t.cls, proto.setter) for t in types):
+                    skipped_else_writes.update(call.guard_else_writes)
         for write in method.writes:
-            if not write.target.endswith(state_suffix):
+            if not write.target.endswith(state_suffix) or write.target in skipped_else_writes:
                 continue
             progressed = True
             receiver = write.target[: -len(state_suffix)]
-            self._state_write(entry, concrete, owner, write.target, receiver, write.line, write.col, trace)
+            self._state_write(entry, concrete, owner, method, write.target, receiver, write.line, write.col, trace)
             break  # the first write names the owner; alternatives write the same attribute
 
         for call in method.calls:
@@ -197,6 +206,8 @@ class ChainTracer:
         if True:
             for write in method.writes:
                 last = write.target.rpartition(".")[2]
+                if write.target.startswith("*.") or last in proto.state_markers:
+                    continue
                 if last != proto.state_attribute and difflib.SequenceMatcher(
                         None, last, proto.state_attribute).ratio() >= 0.85:
                     progressed = True
@@ -256,6 +267,8 @@ class ChainTracer:
 
     def _delegate(self, entry, concrete, owner, call, nxt, how, passes, trace, depth) -> None:
         nxt_owner, nxt_method = nxt
+        if (concrete, f"{nxt_owner.fullname}.{nxt_method.name}") in trace.done:
+            return  # the same target reached from another branch: one hop is enough
         if nxt_owner != concrete:
             how = f"{how}; inherited from {nxt_owner.name}" if how != "self" else f"inherited from {nxt_owner.name}"
         trace.hops.append(Hop("delegate", f"{nxt_owner.fullname}.{nxt_method.name}", self._path(nxt_owner.module),
@@ -279,7 +292,7 @@ class ChainTracer:
             f"Assign {receiver} from a class, or annotate it, so the chain can be traced.", trace))
 
     # -- the state write and its readers ------------------------------------------------
-    def _state_write(self, entry, concrete, owner, target, receiver, line, col, trace) -> None:
+    def _state_write(self, entry, concrete, owner, method, target, receiver, line, col, trace) -> None:
         proto = self.protocol
         types = self._types(concrete, receiver) if receiver != "self" else [Typed(concrete, "self")]
         if not types:
@@ -298,16 +311,26 @@ class ChainTracer:
             trace.state_owners.append(state_owner)
             trace.hops.append(Hop("write", f"{state_owner.fullname}.{proto.state_attribute}",
                                   self._path(owner.module), line, typed.how))
-            readers = [
-                (cls, fn) for cls, fn in self.resolver.methods_in_mro(state_owner, proto.state_attribute)
-                # the setter itself counts when it reads the list back (e.g. to mark layers)
-                if fn.name != "__init__"
-                and any(r.target == f"self.{proto.state_attribute}" for r in fn.reads)
-            ]
-            for cls, fn in readers:
-                read = next(r for r in fn.reads if r.target == f"self.{proto.state_attribute}")
-                trace.hops.append(Hop("read", f"{cls.fullname}.{fn.name}", self._path(cls.module), read.line,
-                                      f"reads self.{proto.state_attribute}"))
+            # Readers: methods that read the list. The setter itself counts when it
+            # reads the list back (to tag layers); other protocols' setters do not.
+            candidates = self.resolver.methods_in_mro(state_owner, proto.state_attribute)
+            readers = []
+            for cls, fn in candidates:
+                if fn.name == "__init__" or (fn.name.startswith("set_") and fn.name != proto.setter):
+                    continue
+                read = next((r for r in fn.reads if r.target == f"self.{proto.state_attribute}"), None)
+                if read is not None:
+                    readers.append((cls, fn, read, f"reads self.{proto.state_attribute}"))
+            marked = [m for m in proto.state_markers if any(w.target == f"*.{m}" for w in method.writes)]
+            for marker in marked:
+                for cls, fn in self.resolver.methods_in_mro(state_owner, marker):
+                    if fn.name.startswith("set_") or fn.name == "__init__":
+                        continue
+                    read = next((r for r in fn.reads if r.target == f"*.{marker}"), None)
+                    if read is not None:
+                        readers.append((cls, fn, read, f"reads the per-layer marker {marker} the setter sets"))
+            for cls, fn, read, how in readers:
+                trace.hops.append(Hop("read", f"{cls.fullname}.{fn.name}", self._path(cls.module), read.line, how))
             if not readers:
                 trace.findings.append(self._finding(
                     "dead-write", entry, owner.module, line, col,

@@ -365,11 +365,19 @@ class _Collector(cst.CSTVisitor):
         func["calls"].append(call)
         if _is_logging(name):
             func["logging"].append(line)
-        # getattr(self, "x") reads self.x
-        if name == "getattr" and len(node.args) >= 2 and dotted(node.args[0].value) == "self":
+        # getattr(self, "x") reads self.x; getattr(obj, "x") on anything else
+        # reads "*.x" (per-object markers such as a layer's _is_layer_to_capture).
+        if name in ("getattr", "hasattr") and len(node.args) >= 2:
             attr = _string_value(node.args[1].value)
-            if attr and f"self.{attr}" not in func["reads"]:
-                func["reads"][f"self.{attr}"] = Read(f"self.{attr}", line, col)
+            owner = "self" if dotted(node.args[0].value) == "self" else "*"
+            if attr and f"{owner}.{attr}" not in func["reads"]:
+                func["reads"][f"{owner}.{attr}"] = Read(f"{owner}.{attr}", line, col)
+        if name == "setattr" and len(node.args) >= 3:
+            attr = _string_value(node.args[1].value)
+            if attr:
+                owner = "self" if dotted(node.args[0].value) == "self" else "*"
+                func["writes"].append(Write(target=f"{owner}.{attr}", line=line, col=col,
+                                            value_src=self._src(node.args[2].value)))
 
 
 class _OutlineCollector(_Collector):

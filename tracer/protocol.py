@@ -36,6 +36,7 @@ class Protocol:
     runner_roots: tuple[str, ...]
     graph_capture_calls: tuple[str, ...]
     graph_capture_classes: tuple[str, ...]
+    state_markers: tuple[str, ...]  # per-layer attributes a forward may read instead of the list
     fallback_description: str
     draft_ids_keys: tuple[str, ...]
     draft_count_keys: tuple[str, ...]
@@ -89,6 +90,7 @@ def parse_protocol(text: str, source: str) -> Protocol:
         runner_roots=as_tuple(g("runner.roots", [])),
         graph_capture_calls=as_tuple(g("runner.graph_capture_calls", [])),
         graph_capture_classes=as_tuple(g("runner.graph_capture_classes", [])),
+        state_markers=as_tuple(g("state_markers", [])),
         fallback_description=g("fallback.description", ""),
         draft_ids_keys=as_tuple(g("config.draft_ids_keys", [])),
         draft_count_keys=as_tuple(g("config.draft_count_keys", [])),
