@@ -1,0 +1,58 @@
+"""Benchmark: tracer scan (cold, warm) beside ast.parse of every file of sglang/srt,
+in one run, on the same machine. Prints a Markdown table for the README.
+
+    python benchmarks/bench_scan.py [RELEASE_DIR]   (default: the test cache's sglang-0.5.23)
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+
+def ast_floor(srt: Path) -> tuple[float, int]:
+    files = sorted(srt.rglob("*.py"))
+    start = time.perf_counter()
+    for f in files:
+        try:
+            ast.parse(f.read_bytes())
+        except (SyntaxError, ValueError):
+            pass
+    return time.perf_counter() - start, len(files)
+
+
+def timed(cmd: list[str], env: dict) -> tuple[float, float]:
+    """Seconds and peak RSS (MiB) of a child process."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    start = time.perf_counter()
+    subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, check=False)
+    seconds = time.perf_counter() - start
+    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    return seconds, max(peak, before) / 1024
+
+
+def main() -> None:
+    default = Path(os.environ.get("TRACER_TEST_CACHE", Path.home() / ".cache" / "tracer-test")) / "sglang-0.5.23"
+    release = Path(sys.argv[1]) if len(sys.argv) > 1 else default
+    srt = release / "sglang" / "srt"
+    floor, count = ast_floor(srt)
+    cache = tempfile.mkdtemp(prefix="tracer-bench-")
+    env = dict(os.environ, TRACER_CACHE_DIR=cache)
+    tracer = [sys.executable, "-m", "tracer.cli", "scan", str(release), "--format", "json"]
+    cold = timed(tracer, env)
+    warm = timed(tracer, env)
+    print(f"| measure | seconds | peak RSS MiB |\n|---|---|---|")
+    print(f"| ast.parse of every file of sglang/srt ({count} files), one process | {floor:.2f} | |")
+    print(f"| tracer scan, cold cache | {cold[0]:.2f} | {cold[1]:.0f} |")
+    print(f"| tracer scan, warm cache | {warm[0]:.2f} | {warm[1]:.0f} |")
+    print(f"\nmachine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}")
+
+
+if __name__ == "__main__":
+    main()
