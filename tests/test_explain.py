@@ -358,6 +358,38 @@ def test_annotate_scan_adds_layers_and_findings(toy, tmp_path):
     assert "no scanned entry class matches ['Nope']" in out["input_errors"][0]["reason"]
 
 
+def test_explain_command(toy, tmp_path, monkeypatch):
+    import types
+
+    from click.testing import CliRunner
+
+    from tracer.explain import explain_command
+
+    scan = {"root": str(toy), "models": [toy_model()], "call_sites": [], "findings": []}
+    monkeypatch.setitem(__import__("sys").modules, "tracer.engine", types.SimpleNamespace(scan_to_json=lambda path: scan))
+    t = target(tmp_path, 6)
+    d = draft(tmp_path, [0, 2, 5])
+    runner = CliRunner()
+    result = runner.invoke(explain_command(), [str(toy), "--target-config", str(t.path), "--draft-config", str(d.path.parent)])
+    assert result.exit_code == 1, result.output  # error findings
+    assert "unreachable-layer (error)" in result.output
+    assert "Eager path captures the outputs of: layer 0, layer 2" in result.output
+    result = runner.invoke(explain_command(), [str(toy), "--target-config", str(t.path), "--draft-config", str(d.path), "--format", "json"])
+    assert json.loads(result.output)["effective_layers"] == [0, 2]
+    result = runner.invoke(explain_command(), [str(toy), "--target-config", str(t.path), "--draft-config", str(d.path), "--entry", "Nope"])
+    assert result.exit_code == 2 and "no entry class matches Nope" in result.output
+    (tmp_path / "bad.json").write_text("{")
+    result = runner.invoke(explain_command(), [str(toy), "--target-config", str(tmp_path / "bad.json"), "--draft-config", str(d.path)])
+    assert result.exit_code == 2 and "not valid JSON" in result.output
+
+
+def test_format_shows_pipeline_stages(toy, tmp_path):
+    result = explain_model(toy, toy_model(), [], target(tmp_path, 8), draft(tmp_path, [1, 5]), pp=2)
+    text = format_explanation(result)
+    assert "rank 0: layers 0..3 (the setter returns early here)" in text
+    assert "rank 1: layers 4..7 (the setter runs here)" in text
+
+
 # ------------------------------------------------------------------ real releases
 
 needs_cache = pytest.mark.skipif(not CACHE.is_dir(), reason="real SGLang releases are not in /root/.cache/tracer-test")

@@ -932,6 +932,13 @@ def format_explanation(result: dict) -> str:
         lines.append("  (the input of layer i is the output of layer i-1; index 0 is the embedding output)")
     else:
         lines.append("  the captured layers could not be determined")
+    ranks = result.get("ranks") or []
+    if len(ranks) > 1:
+        lines.append("  pipeline stages:")
+        for rank in ranks:
+            start, end = rank["layers"]
+            state = "the setter returns early here" if rank["returned_early"] else "the setter runs here"
+            lines.append(f"    rank {rank['rank']}: layers {start}..{end - 1} ({state})")
     lines.append("")
     lines.append(f"Eager path captures the outputs of: {_outputs(result.get('effective_layers'))}")
     if result.get("graph_layers") is None:
@@ -966,7 +973,8 @@ def format_explanation(result: dict) -> str:
 # ------------------------------------------------------------ command
 
 
-def explain_command():  # pragma: no cover - wired by the CLI
+def explain_command():
+    """The ``tracer explain`` click command (built on demand so click stays a CLI-only import)."""
     import json
 
     import click
@@ -989,12 +997,17 @@ def explain_command():  # pragma: no cover - wired by the CLI
             draft = load_draft_config(draft_config)
         except ConfigError as exc:
             raise click.UsageError(str(exc))
+        if pp < 1:
+            raise click.UsageError("--pp must be at least 1")
         scan = scan_to_json(path)
         model = pick_model(scan, target, entry, DEFAULT_PROTOCOL["name"])
         if model is None:
             raise click.UsageError(f"no entry class matches {entry or list(target.architectures)}")
         root = Path(scan.get("root") or path)
-        result = explain_model(root, model, scan.get("call_sites", []), target, draft, pp=pp)
+        try:
+            result = explain_model(root, model, scan.get("call_sites", []), target, draft, pp=pp)
+        except ExplainError as exc:
+            raise click.UsageError(str(exc))
         click.echo(json.dumps(result, indent=2, default=str) if fmt == "json" else format_explanation(result))
         if any(f["severity"] == "error" for f in result["findings"]):
             raise SystemExit(1)
