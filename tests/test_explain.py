@@ -390,6 +390,13 @@ def test_format_shows_pipeline_stages(toy, tmp_path):
     assert "rank 1: layers 4..7 (the setter runs here)" in text
 
 
+def test_other_protocols_are_not_guessed(toy, tmp_path):
+    model = dict(toy_model(), protocol="sglang-dflash")
+    result = explain_model(toy, model, [], target(tmp_path, 8), draft(tmp_path, [1, 3, 5]))
+    assert result["effective_layers"] is None and result["findings"] == []
+    assert "explain covers sglang-eagle3" in result["unknowns"][0]["why"]
+
+
 # ------------------------------------------------------------------ real releases
 
 needs_cache = pytest.mark.skipif(not CACHE.is_dir(), reason="real SGLang releases are not in /root/.cache/tracer-test")

@@ -543,6 +543,12 @@ def explain_model(
         "unknowns": unknowns,
         "notes": notes,
     }
+    model_protocol = model.get("protocol") or proto["name"]
+    if model_protocol != proto["name"]:
+        # Draft configs of other protocols (e.g. DFlash's target_layer_ids) are not read here.
+        unknowns.append({"expr": model.get("entry"), "file": model.get("file"), "line": model.get("line"),
+                         "why": f"explain covers {proto['name']}; this chain is {model_protocol}"})
+        return result
     if not hops:
         unknowns.append({"expr": model.get("entry"), "file": model.get("file"), "line": model.get("line"), "why": "the chain has no setter hop (verdict %s)" % model.get("verdict")})
         return result
