@@ -4,9 +4,10 @@
 # bundle in .verify-wheels/ (see README.md beside this file).
 # Usage: bash examples/verify-h200/run.sh OUT_DIR [RELEASE...]
 set -u
-out=${1:?OUT_DIR}; shift
+dest=${1:?OUT_DIR}; shift
+out=/tmp/verify-out  # everything lands here, then one tarball in OUT_DIR
 releases=${*:-"0.5.23 0.5.6"}
-mkdir -p "$out"
+rm -rf "$out"; mkdir -p "$out" "$dest"
 python3 - <<'PY' > "$out/machine.txt" 2>&1
 import platform, torch, transformers
 print("python", platform.python_version(), "torch", torch.__version__, "transformers",
@@ -49,3 +50,4 @@ for release in $releases; do
   verify sglang-$release-cuda-qwen2.5-7b-28-layers "${fw[@]}" --entry Qwen2ForCausalLM \
     --target-config $t/qwen2.5-7b --draft-config $d/ids-1-13-24 --draft-config $d/no-ids
 done
+tar -C "$out" -czf "$dest/verify-h200.tgz" .

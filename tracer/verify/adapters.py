@@ -209,9 +209,11 @@ class Adapter:
         base = self._fused_op_base()
         switched = 0
         for module in model.modules():
-            if isinstance(module, base):
-                module.enter_torch_compile(num_tokens=1)
-                switched += 1
+            # a MoE layer's quant method is an op too, but not a child module
+            for op in (module, getattr(module, "quant_method", None)):
+                if isinstance(op, base):
+                    op.enter_torch_compile(num_tokens=1)
+                    switched += 1
         self._note(f"{base.__module__}.{base.__name__}.enter_torch_compile(num_tokens=1) on every op "
                    "(CUDA: SGLang's own compile-safe dispatch)")
 

@@ -145,6 +145,8 @@ def shrink_config(raw: Dict[str, Any], layers: Optional[int]) -> Dict[str, Any]:
 
 def tiny_config(family: Family, layers: int) -> Dict[str, Any]:
     cfg = dict(_TINY[family.key], num_hidden_layers=layers)
+    if family.key == "deepseek_v3":
+        cfg.pop("head_dim")  # transformers' V3 derives its rope size from head_dim
     if family.key == "llama4":
         return {"text_config": cfg, "vision_config": None}
     return cfg
