@@ -70,8 +70,10 @@ def _version(package_dir: Path, root: Path) -> str:
             text = candidate.read_text(errors="replace")
         except OSError:
             continue
-        match = re.search(r"__version__\s*(?::\s*str\s*)?=\s*['\"]([^'\"]+)['\"]", text)
-        if match:
+        # `__version__ = "x"`, `__version__: str = "x"`, `__version__ = version = "x"`;
+        # a placeholder ("dev" in an except branch) is not the version.
+        match = re.search(r"^__version__\s*(?::\s*str\s*)?=\s*(?:\w+\s*=\s*)?['\"]([^'\"]+)['\"]", text, re.M)
+        if match and match.group(1) != "dev":
             return match.group(1)
     for pyproject in (root / "python" / "pyproject.toml", root / "pyproject.toml"):
         try:

@@ -18,6 +18,7 @@ from tracer.discover import Layout, UsageError, detect_layout, list_sources
 from tracer.findings import RULES, Finding
 from tracer.project import InputProblem, Project
 from tracer.protocol import Protocol, load_protocols
+from tracer.registry import read_registry
 from tracer.resolve import ClassRef, Resolver
 from tracer.runner import CallSite, RunnerAnalysis
 
@@ -114,6 +115,9 @@ def _entry_classes(project: Project, resolver: Resolver, protocols: list[Protoco
     entries: dict[str, list[ClassRef]] = {}
     for proto in protocols:
         found: dict[str, ClassRef] = {}
+        if proto.entry_kind == "registry-dict":
+            entries[proto.name] = _registry_classes(project, resolver, proto)
+            continue
         for module in sorted(project.by_module):
             if not proto.is_entry_module(module):
                 continue
@@ -129,6 +133,24 @@ def _entry_classes(project: Project, resolver: Resolver, protocols: list[Protoco
                         found.setdefault(resolved.fullname, resolved)
         entries[proto.name] = sorted(found.values(), key=lambda r: r.fullname)
     return entries
+
+
+def _registry_classes(project: Project, resolver: Resolver, proto: Protocol) -> list[ClassRef]:
+    """Entry classes named by a registry dict literal; the architecture -> class map is
+    also handed to the resolver for factories that build a class from its architecture."""
+    data = project.data(proto.registry_module)
+    if data is None:
+        return []
+    table = read_registry(data.decode("utf-8", errors="replace"), proto.registry_variables, proto.registry_package)
+    by_architecture: dict[str, ClassRef] = {}
+    for item in table:
+        if item.module in project.by_module:
+            resolved = resolver.resolve_class(item.module, item.class_name)
+            if isinstance(resolved, ClassRef):
+                by_architecture[item.architecture] = resolved
+    for factory in proto.registry_factories:
+        resolver.registry_factories[factory] = (proto.registry_factory_keyword, by_architecture)
+    return sorted(set(by_architecture.values()), key=lambda r: r.fullname)
 
 
 def _deduplicate(findings: list[Finding]) -> list[Finding]:

@@ -42,6 +42,20 @@ class Protocol:
     draft_count_keys: tuple[str, ...]
     target_text_config_keys: tuple[str, ...]
     source: str  # file the pack came from
+    # Entry classes: "module-variable" (a module-level variable in every entry module)
+    # or "registry-dict" (a dict literal {architecture: ("module", "Class")} in one module).
+    entry_kind: str = "module-variable"
+    registry_module: str = ""
+    registry_variables: tuple[str, ...] = ()
+    registry_package: str = ""  # package the registry's module names are relative to
+    # Functions that build a registry class from an architecture name passed as this keyword.
+    registry_factories: tuple[str, ...] = ()
+    registry_factory_keyword: str = "architectures"
+    # Other methods that carry the setter's job further down (a helper on the inner model).
+    delegate_methods: tuple[str, ...] = ()
+    # Methods that give a model's default layers; the runner calls some of them and an
+    # override of one it never calls is dead code.
+    default_methods: tuple[str, ...] = ()
 
     def is_entry_module(self, module: str) -> bool:
         return any(fnmatch.fnmatchcase(module, pat) for pat in self.entry_modules)
@@ -52,7 +66,8 @@ class Protocol:
     @property
     def tokens(self) -> tuple[str, ...]:
         """Names whose presence in a file means the file must be fully indexed."""
-        return tuple(t for t in (self.setter, self.state_attribute, self.output_flag) if t)
+        names = (self.setter, self.state_attribute, self.output_flag, *self.delegate_methods, *self.default_methods)
+        return tuple(t for t in names if t)
 
 
 def _get(data: dict, key: str, source: str, default=None, required: bool = False):
@@ -96,6 +111,14 @@ def parse_protocol(text: str, source: str) -> Protocol:
         draft_count_keys=as_tuple(g("config.draft_count_keys", [])),
         target_text_config_keys=as_tuple(g("config.target_text_config_keys", [])),
         source=source,
+        entry_kind=g("entry.kind", "module-variable"),
+        registry_module=g("entry.registry_module", ""),
+        registry_variables=as_tuple(g("entry.registry_variables", [])),
+        registry_package=g("entry.registry_package", ""),
+        registry_factories=as_tuple(g("entry.registry_factories", [])),
+        registry_factory_keyword=g("entry.registry_factory_keyword", "architectures"),
+        delegate_methods=as_tuple(g("delegate_methods", [])),
+        default_methods=as_tuple(g("defaults.methods", [])),
     )
 
 

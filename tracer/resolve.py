@@ -6,6 +6,7 @@ Every answer says how it was obtained (``how``) or why it could not be
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from tracer.project import Project
@@ -57,6 +58,9 @@ class Resolver:
     def __init__(self, project: Project):
         self.project = project
         self._mro_cache: dict[ClassRef, tuple[list[ClassRef], list[str]]] = {}
+        # factory function name -> (keyword naming the architecture, architecture -> class),
+        # filled by the engine from a protocol's registry (a class picked by name at run time)
+        self.registry_factories: dict[str, tuple[str, dict[str, ClassRef]]] = {}
 
     # -- definitions ---------------------------------------------------------------
     def class_def(self, ref: ClassRef, full: bool = False) -> ClassDef | None:
@@ -303,6 +307,9 @@ class Resolver:
             if local == callee and value.startswith("="):
                 callee = value[1:]
                 break
+        if callee.rpartition(".")[2] in self.registry_factories:
+            self._type_from_registry(method, callee, line, attr, typed, reasons)
+            return
         symbol = self.resolve_name(owner.module, callee)
         if symbol.kind == "function":
             summary = self.project.full(symbol.module)
@@ -315,6 +322,23 @@ class Resolver:
             typed.append(Typed(result, f"attribute type from {owner.name}.{method.name} (self.{attr} = {callee}(...))"))
         else:
             reasons.append(f"self.{attr} = {callee}(...): {result.why}")
+
+    def _type_from_registry(self, method, callee, line, attr, typed, reasons) -> None:
+        """``self.x = build(..., architectures=["Arch"])``: the registry's class for Arch."""
+        keyword, table = self.registry_factories[callee.rpartition(".")[2]]
+        calls = [c for c in method.calls if c.func == callee and line <= c.line <= line + 3]
+        names = [re.findall(r"[\"']([^\"']+)[\"']", value) for call in calls[:1]
+                 for key, value in call.kwargs if key == keyword]
+        names = names[0] if names else []
+        if not names:
+            reasons.append(f"self.{attr} = {callee}(...) without a literal {keyword}=[...]: the class is "
+                           "chosen from the runtime config")
+            return
+        for name in names:
+            if name in table:
+                typed.append(Typed(table[name], f"registry class of {name} ({callee}({keyword}=[{name!r}]))"))
+            else:
+                reasons.append(f"self.{attr} = {callee}({keyword}=[{name!r}]): {name} is not in the registry")
 
     def _type_from_self_callee(self, concrete, name, attr, typed, reasons) -> None:
         """``self.x = self.make(...)`` (factory method, possibly overridden) or
