@@ -766,6 +766,10 @@ class _Interpreter:
                 return Unknown(self.src(node), base.why)
             if is_unknown(key):
                 return Unknown(self.src(node), f"depends on {key.expr}: {key.why}")
+            if isinstance(base, (list, tuple)) and isinstance(key, int) and not isinstance(key, bool) and not -len(base) <= key < len(base):
+                # Indexing a known sequence out of range raises, as it would at run time.
+                raise _Raise(self.line(node), f"IndexError: {self.src(node)} with index {key} on a sequence of length {len(base)}",
+                             _exit_condition(self.s))
             try:
                 return base[key]
             except (IndexError, KeyError, TypeError) as exc:

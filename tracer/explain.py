@@ -402,6 +402,7 @@ def _run_chain(root: Path, hops: list, ids: Any, target: TargetConfig, rank: _Ra
             raised = {"file": hop["file"], "line": outcome.raised.line, "source": outcome.raised.source, "hop": fn.qualname}
             text += f"; raises at line {outcome.raised.line}: {outcome.raised.source.splitlines()[0]}"
             steps.append(text)
+            store[_INCOMPLETE] = f"{fn.qualname} ({where}) raises: {outcome.raised.source.splitlines()[0]}"
             break
         if not outcome.complete:
             why = outcome.stopped.why if outcome.stopped else "unknown"
@@ -832,6 +833,13 @@ def _pipeline_findings(f: _Facts, findings: list) -> list:
 
 
 def _unreachable_findings(f: _Facts, lost_to_earlier_stages: list) -> list:
+    raised = f.final_run["raised"]
+    if raised and raised["source"].startswith("IndexError"):
+        return [_finding(
+            "unreachable-layer", "error",
+            f"{raised['hop']} raises at start-up: {raised['source']}; a layer id of num_hidden_layers - 1 or more asks for a layer that does not exist",
+            f"ids must be in 0..{f.target.num_hidden_layers - 2} for a {f.target.num_hidden_layers}-layer target",
+            raised["file"], raised["line"])]
     cap, ltc = f.cap, f.layers_to_capture
     if cap is None or not cap.complete or ltc is None:
         return []
