@@ -88,6 +88,9 @@ def scan_command(path, protocols, rule_files, cache_dir, no_cache, jobs, fmt, fa
     from tracer import output
 
     _, data = _run_scan(path, protocols, rule_files, cache_dir, no_cache, jobs)
+    from tracer.suppress import apply_suppressions
+
+    apply_suppressions(data, data["root"])
     if target_config or draft_config:
         _add_effective_layers(data, target_config, draft_config)
     if fmt == "json":
@@ -222,6 +225,10 @@ def _register_optional():
     from tracer.verify.cli import verify_command
 
     main.add_command(verify_command, "verify")
+    from tracer.lint import _commands as lint_commands
+
+    for command in lint_commands():
+        main.add_command(command)
 
 
 _register_optional()

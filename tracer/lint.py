@@ -1,0 +1,801 @@
+"""Pre-merge lint: `tracer lint` and `tracer baseline` inside a git checkout of the framework.
+
+Only what a change touches is re-traced, and only what it changes is reported:
+
+1. touched files: `git diff --name-only` (working tree against HEAD, or with
+   --base REF the branch `REF...HEAD` plus the working tree), untracked files too;
+2. the base revision (HEAD, or the merge base with REF) is exported with
+   `git archive` and scanned once; that record (scan JSON, code fingerprints of
+   its findings, and for every entry class the files its chain, MRO and entry
+   registration pass through) is cached by commit;
+3. the reverse map file -> entry classes picks the chains a touched file can
+   change (a base class, an inner model, a delegate); those are re-traced on the
+   working tree, lazily, from the summary cache; a touched file outside the
+   model folders re-runs the runner analysis;
+4. findings are compared by (slug, protocol, entry, fingerprint), where the
+   fingerprint hashes the enclosing def and the stripped source line, so a line
+   moved by an unrelated edit is the same finding; what is left is filtered by
+   `[tool.tracer]` excludes, inline `# tracer: ignore[...]` and the baseline.
+
+A lint whose inputs (base commit, touched files' contents, options, baseline)
+did not change since the last run is answered from a result cache.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import tarfile
+import tempfile
+import time
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+from tracer import __version__
+from tracer.config import DEFAULT_BASELINE, LintConfig, is_excluded
+from tracer.discover import UsageError
+from tracer.findings import SEVERITY_ORDER
+from tracer.suppress import SourceLines, apply_suppressions
+
+RECORD_VERSION = "2"
+_DEF = re.compile(r"^(\s*)(?:async\s+)?(def|class)\s+(\w+)")
+
+
+# -- git ----------------------------------------------------------------------------------
+
+def git(root: Path, *args: str, binary: bool = False):
+    result = subprocess.run(["git", *args], cwd=root, capture_output=True)
+    if result.returncode != 0:
+        raise UsageError(f"git {' '.join(args)}: {result.stderr.decode(errors='replace').strip()}")
+    return result.stdout if binary else result.stdout.decode("utf-8", errors="replace")
+
+
+def repo_root(start: str | Path = ".") -> Path:
+    try:
+        top = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=start, capture_output=True, text=True)
+    except FileNotFoundError:
+        raise UsageError("tracer lint needs git on PATH") from None
+    if top.returncode != 0:
+        raise UsageError(f"{Path(start).resolve()}: not inside a git checkout (tracer lint compares against a git revision)")
+    return Path(top.stdout.strip()).resolve()
+
+
+def changed_files(root: Path, base_ref: str | None) -> tuple[str, list[str]]:
+    """(base commit, touched paths relative to the repository root)."""
+    if base_ref:
+        base = git(root, "merge-base", base_ref, "HEAD").strip()
+        names = _names(git(root, "diff", "--name-only", "--no-renames", "-z", f"{base_ref}...HEAD"))
+    else:
+        try:
+            base = git(root, "rev-parse", "--verify", "HEAD").strip()
+        except UsageError:
+            raise UsageError("the repository has no commit yet: nothing to compare against") from None
+        names = set()
+    names |= _names(git(root, "diff", "--name-only", "--no-renames", "-z", "HEAD"))
+    names |= _names(git(root, "ls-files", "--others", "--exclude-standard", "-z"))
+    return base, sorted(names)
+
+
+def _names(output: str) -> set[str]:
+    return {n for n in output.split("\0") if n}
+
+
+# -- fingerprints -------------------------------------------------------------------------
+
+def enclosing_def(lines: list[str], number: int) -> str:
+    """Dotted name of the defs and classes around line ``number`` (1-based), innermost last."""
+    if not 0 < number <= len(lines):
+        return ""
+    target = lines[number - 1]
+    indent = len(target) - len(target.lstrip())
+    names = []
+    own = _DEF.match(target)
+    if own:
+        names.append(own.group(3))
+    for text in reversed(lines[: number - 1]):
+        stripped = text.strip()
+        if not stripped or stripped.startswith("#") or stripped.startswith("@"):
+            continue
+        width = len(text) - len(text.lstrip())
+        if width >= indent:
+            continue
+        match = _DEF.match(text)
+        if match:
+            names.append(match.group(3))
+            indent = width
+            if width == 0:
+                break
+    return ".".join(reversed(names))
+
+
+def fingerprint(source: SourceLines, finding: dict) -> str:
+    """Hash of the enclosing def and the stripped line: stable across unrelated line moves."""
+    lines = source.lines(finding["file"]) if finding.get("file") else []
+    line = lines[finding["line"] - 1].strip() if 0 < finding.get("line", 0) <= len(lines) else ""
+    line = re.sub(r"#\s*tracer:\s*ignore(\[[^\]]*\])?", "", line).strip()
+    text = "\n".join([finding.get("protocol") or "", enclosing_def(lines, finding.get("line", 0)), line])
+    return hashlib.sha1(text.encode()).hexdigest()[:16]
+
+
+def add_fingerprints(findings: list[dict], root: str | Path) -> None:
+    source = SourceLines(root)
+    for finding in findings:
+        finding["fingerprint"] = fingerprint(source, finding)
+
+
+def keys(finding: dict) -> list[tuple[str, str, str, str]]:
+    """One (slug, protocol, entry, fingerprint) per affected entry (runner findings: entry "")."""
+    entries = finding.get("entries") or ([finding["entry"]] if finding.get("entry") else [""])
+    return [(finding["slug"], finding.get("protocol") or "", e, finding["fingerprint"]) for e in entries]
+
+
+# -- the base record (one scan per commit) ------------------------------------------------
+
+@dataclass(frozen=True)
+class Options:
+    protocols: tuple[str, ...]
+    rules: tuple[str, ...]
+    cache_dir: str | None
+    use_cache: bool
+    jobs: int
+
+    def packs(self):
+        from tracer.protocol import load_protocols
+
+        return load_protocols(list(self.protocols) or None, list(self.rules))
+
+    def digest(self) -> str:
+        digest = hashlib.sha256(f"{__version__}\0{RECORD_VERSION}\0{','.join(self.protocols)}".encode())
+        for rule in self.rules:
+            try:
+                digest.update(Path(rule).read_bytes())
+            except OSError:
+                digest.update(rule.encode())
+        return digest.hexdigest()[:20]
+
+
+def lint_cache_dir(options: Options) -> Path | None:
+    if not options.use_cache:
+        return None
+    from tracer.cache import default_cache_dir
+
+    return (Path(options.cache_dir) if options.cache_dir else default_cache_dir()) / "lint"
+
+
+def package_prefix(root: Path, options: Options) -> str:
+    """Path of the framework's package inside the checkout ("python/sglang" or "sglang")."""
+    from tracer.discover import detect_layout
+
+    layout = detect_layout(root, options.packs())
+    return os.path.relpath(layout.base / layout.package, layout.scan_root).replace(os.sep, "/")
+
+
+def base_record(root: Path, commit: str, prefix: str, options: Options) -> dict:
+    """Scan of the base revision with dependencies and fingerprints; cached by commit."""
+    directory = lint_cache_dir(options)
+    path = directory / f"base-{commit}-{options.digest()}.json" if directory else None
+    if path is not None and path.is_file():
+        try:
+            return json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            pass
+    tmp = Path(tempfile.mkdtemp(prefix="tracer-base-"))
+    try:
+        exported = _export(root, commit, prefix, tmp)
+        record = scan_with_dependencies(tmp, options) if exported else _empty_record()
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    record["commit"] = commit
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, name = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(record, fh, separators=(",", ":"))
+        os.replace(name, path)
+    return record
+
+
+def _export(root: Path, commit: str, prefix: str, target: Path) -> bool:
+    """The package folder (and pyproject files, for the version) at ``commit`` into ``target``."""
+    paths = [prefix] + [p for p in ("pyproject.toml", "python/pyproject.toml")
+                        if git(root, "ls-tree", "--name-only", commit, "--", p).strip()]
+    if not git(root, "ls-tree", "--name-only", commit, "--", prefix).strip():
+        return False
+    data = git(root, "archive", "--format=tar", commit, "--", *paths, binary=True)
+    with tempfile.TemporaryFile() as fh:
+        fh.write(data)
+        fh.seek(0)
+        with tarfile.open(fileobj=fh) as tar:
+            members = [m for m in tar.getmembers() if (m.isfile() or m.isdir())
+                       and not m.name.startswith("/") and ".." not in Path(m.name).parts]
+            tar.extractall(target, members)
+    return True
+
+
+def _empty_record() -> dict:
+    return {"version": RECORD_VERSION, "scan": {"findings": [], "models": [], "call_sites": [], "protocols": []},
+            "deps": {}, "registered_by": {}, "files": [], "entry_modules": []}
+
+
+def scan_with_dependencies(path: Path, options: Options) -> dict:
+    """A full scan plus, per (protocol, entry), the files its result depends on."""
+    from tracer.engine import result_to_json, scan
+
+    context = scan(path, options.packs(), options.cache_dir, options.use_cache, options.jobs)
+    data = result_to_json(context.result)
+    project, resolver = context.project, context.resolver
+    registered = _registrations(project, resolver, context.result.protocols)
+    deps = {}
+    for model in data["models"]:
+        files = set(_model_files(project, resolver, model))
+        files.update(registered.get(model["entry"], ()))
+        deps[f"{model['protocol']}|{model['entry']}"] = sorted(files)
+    apply_suppressions(data, path)
+    add_fingerprints(data["findings"] + data["suppressed"], path)
+    return {
+        "version": RECORD_VERSION, "scan": data, "deps": deps,
+        "registered_by": {e: sorted(f) for e, f in registered.items()},
+        "files": [[f.module, f.path, f.is_package] for f in project.files],
+        "entry_modules": sorted(m for m in project.by_module
+                                if any(p.is_entry_module(m) for p in context.result.protocols)),
+    }
+
+
+def _registrations(project, resolver, protocols) -> dict[str, set[str]]:
+    """entry class -> files whose registry variable (EntryClass) names it."""
+    from tracer.resolve import ClassRef
+
+    found: dict[str, set[str]] = {}
+    for proto in protocols:
+        for module in project.by_module:
+            if not proto.is_entry_module(module):
+                continue
+            summary = project.summaries.get(module)
+            if summary is None or getattr(summary, "error", None):
+                continue
+            for name, values, _ in summary.assignments:
+                if name != proto.entry_variable:
+                    continue
+                for value in values:
+                    ref = resolver.resolve_class(module, value)
+                    if isinstance(ref, ClassRef):
+                        found.setdefault(ref.fullname, set()).add(project.by_module[module].path)
+    return found
+
+
+def _split(project, qualname: str):
+    """ClassRef of the class part of a hop qualname (module.Class[.member])."""
+    from tracer.resolve import ClassRef
+
+    parts = qualname.split(".")
+    for cut in range(len(parts) - 1, 0, -1):
+        module = ".".join(parts[:cut])
+        if module in project.by_module:
+            rest = parts[cut:]
+            return ClassRef(module, ".".join(rest[:1])) if rest else None
+    return None
+
+
+def _model_files(project, resolver, model: dict):
+    yield model["file"]
+    classes = [_split(project, model["entry"])]
+    for hop in model["chain"]:
+        for key in ("file", "call_file"):
+            if hop.get(key):
+                yield hop[key]
+        classes.append(_split(project, hop["qualname"]))
+    if model.get("state_owner"):
+        classes.append(_split(project, model["state_owner"] + ".x"))
+    for ref in classes:
+        if ref is None:
+            continue
+        try:
+            mro, _ = resolver.mro(ref)
+        except Exception:  # noqa: BLE001 - a class the resolver cannot linearise only loses dependencies
+            mro = [ref]
+        for cls in mro:
+            source = project.by_module.get(cls.module)
+            if source is not None:
+                yield source.path
+
+
+# -- the working tree: re-trace what the change can reach ---------------------------------
+
+def retrace(root: Path, record: dict, touched: list[str], options: Options) -> dict:
+    """Head results for the entries a touched file can change (lazy; summaries from the cache)."""
+    from tracer.cache import SummaryCache, default_cache_dir
+    from tracer.chains import ChainTracer
+    from tracer.discover import SourceFile, detect_layout
+    from tracer.project import Project
+    from tracer.resolve import ClassRef, Resolver
+    from tracer.runner import RunnerAnalysis
+
+    packs = options.packs()
+    layout = detect_layout(root, packs)
+    chosen = [p for p in packs if p.name in set(record["scan"]["protocols"])]
+    if not chosen or any(p.entry_kind != "module-variable" for p in chosen):
+        raise _NeedFullScan("protocol without a module-level entry variable")
+    files = {path: SourceFile(module, path, str(root / path), is_package) for module, path, is_package in record["files"]}
+    package_dir = (layout.base / layout.package).resolve()
+    for path in touched:
+        full = (root / path).resolve()
+        if not path.endswith(".py") or not _within(full, package_dir):
+            continue
+        if full.is_file():
+            parts = os.path.relpath(full, layout.base)[:-3].split(os.sep)
+            is_package = parts[-1] == "__init__"
+            parts = parts[:-1] if is_package else parts
+            if all(p.isidentifier() for p in parts):
+                files[path] = SourceFile(".".join(parts), path, str(full), is_package)
+        else:
+            files.pop(path, None)
+    cache = SummaryCache((Path(options.cache_dir) if options.cache_dir else default_cache_dir()) if options.use_cache else None)
+    project = Project(sorted(files.values(), key=lambda f: f.path), cache, options.jobs)
+    _match_engine_levels(project, {t for p in chosen for t in p.tokens})
+    resolver = Resolver(project)
+
+    touched_set = set(touched)
+    by_path = {f.path: f for f in files.values()}
+    base_paths = {path: module for module, path, _ in record["files"]}
+    affected: dict[str, set[str]] = {p.name: set() for p in chosen}
+    for key, deps in record["deps"].items():
+        proto, entry = key.split("|", 1)
+        if proto in affected and touched_set.intersection(deps):
+            affected[proto].add(entry)
+    # Entries registered by a touched module: re-read its registry variable (EntryClass).
+    unregistered = {e for e, where in record["registered_by"].items() if touched_set.intersection(where)}
+    refs: dict[str, ClassRef] = {}
+    for proto in chosen:
+        base_entries = {m["entry"] for m in record["scan"]["models"] if m["protocol"] == proto.name}
+        affected[proto.name] |= unregistered & base_entries
+        for path in sorted(touched_set):
+            source = by_path.get(path)
+            if source is None or not proto.is_entry_module(source.module):
+                continue
+            summary = project.module(source.module)
+            if summary is None or getattr(summary, "error", None):
+                continue
+            for name, values, _ in summary.assignments:
+                if name != proto.entry_variable:
+                    continue
+                for value in values:
+                    ref = resolver.resolve_class(source.module, value)
+                    if isinstance(ref, ClassRef):
+                        refs[ref.fullname] = ref
+                        affected[proto.name].add(ref.fullname)
+    models, findings = [], []
+    for proto in chosen:
+        tracer = ChainTracer(resolver, proto)
+        for entry in sorted(affected[proto.name]):
+            if entry in unregistered and entry not in refs:
+                continue  # no longer named by its module's registry variable
+            ref = refs.get(entry) or _split(project, entry + ".x")
+            if ref is None or ref.fullname != entry:
+                continue  # its module is gone, and the entry class with it
+            result = tracer.trace(ref)
+            models.append(result)
+            findings.extend(result.findings)
+
+    def is_model_file(path: str) -> bool:
+        module = by_path[path].module if path in by_path else base_paths.get(path)
+        return module is not None and any(p.is_entry_module(module) for p in chosen)
+
+    runner_touched = any(p.endswith(".py") and (p in by_path or p in base_paths) and not is_model_file(p)
+                         for p in touched_set)
+    call_sites = []
+    if runner_touched:
+        every_entry = {m["entry"] for m in record["scan"]["models"]} | set(refs)
+        for proto in chosen:
+            candidates = sorted(m for m in project.by_module
+                                if project.mentions(m, proto.setter) and not proto.is_entry_module(m))
+            sites, runner_findings = RunnerAnalysis(resolver, proto).analyse(candidates, every_entry)
+            call_sites.extend(sites)
+            findings.extend(runner_findings)
+    problems = [p for p in project.input_problems() if p.path in touched_set]
+    return _head_json(models, call_sites, findings, problems, affected, runner_touched)
+
+
+class _NeedFullScan(Exception):
+    pass
+
+
+def _within(path: Path, folder: Path) -> bool:
+    try:
+        path.relative_to(folder)
+        return True
+    except ValueError:
+        return False
+
+
+def _match_engine_levels(project, tokens: set[str]) -> None:
+    """Index a module the way the full scan does (in full when it mentions a protocol name),
+    so a lazy re-trace sees the same summaries as `tracer scan`."""
+    plain = project.module
+
+    def module(name: str, level: str = "outline"):
+        if level == "outline" and name in project.by_module and any(project.mentions(name, t) for t in tokens):
+            level = "full"
+        return plain(name, level)
+
+    project.module = module
+
+
+def _head_json(models, call_sites, findings, problems, affected, runner_touched) -> dict:
+    merged: dict[tuple, dict] = {}
+    as_json = []
+    for f in sorted(findings, key=lambda f: f.sort_key()):
+        key = (f.slug, f.protocol, f.file, f.line, f.col, f.message)
+        if key not in merged:
+            merged[key] = {"slug": f.slug, "severity": f.severity, "protocol": f.protocol, "entry": f.entry,
+                           "entries": [], "file": f.file, "line": f.line, "col": f.col, "message": f.message,
+                           "hint": f.hint, "chain": list(f.chain)}
+            as_json.append(merged[key])
+        for entry in (f.entries or ((f.entry,) if f.entry else ())):
+            if entry not in merged[key]["entries"]:
+                merged[key]["entries"].append(entry)
+    for p in problems:
+        as_json.append({"slug": "input-error", "severity": "error", "protocol": "", "entry": None, "entries": [],
+                        "file": p.path, "line": p.line, "col": 0, "message": p.reason,
+                        "hint": "Fix the file or exclude it; other results stand.", "chain": []})
+    model_json = [{"entry": m.entry, "file": m.file, "line": m.line, "protocol": m.protocol, "verdict": m.verdict,
+                   "reason": m.reason, "chain": [_hop(h) for h in m.chain], "state_owner": m.state_owner,
+                   "state_attribute": m.state_attribute, "findings": sorted({f.slug for f in m.findings})}
+                  for m in models]
+    sites = [{"protocol": s.protocol, "caller": s.caller, "file": s.file, "line": s.line, "passes_ids": s.passes_ids,
+              "before_graph_capture": s.before_graph_capture, "order": s.order} for s in call_sites]
+    return {"models": model_json, "call_sites": sites, "findings": as_json,
+            "affected": {k: sorted(v) for k, v in affected.items()}, "runner": runner_touched}
+
+
+def _hop(hop) -> dict:
+    data = {"kind": hop.kind, "qualname": hop.qualname, "file": hop.file, "line": hop.line,
+            "resolved_by": hop.resolved_by}
+    if hop.call_line:
+        data.update(call_file=hop.call_file, call_line=hop.call_line, passes_ids=hop.passes_ids)
+    if hop.reason:
+        data["reason"] = hop.reason
+    return data
+
+
+def full_head(root: Path, record: dict, touched: list[str], options: Options) -> dict:
+    """The exact path: a full scan of the working tree, every finding compared."""
+    head = scan_with_dependencies(root, options)
+    affected = {}
+    for key in set(head["deps"]) | set(record["deps"]):
+        proto, entry = key.split("|", 1)
+        affected.setdefault(proto, set()).add(entry)
+    scan = head["scan"]
+    findings = scan["findings"] + scan.pop("suppressed", [])
+    return {"models": scan["models"], "call_sites": scan["call_sites"], "findings": findings,
+            "affected": {k: sorted(v) for k, v in affected.items()}, "runner": True, "everything": True}
+
+
+# -- comparing ----------------------------------------------------------------------------
+
+def lint(start: str | Path = ".", base_ref: str | None = None, config: LintConfig | None = None,
+         options: Options | None = None, full: bool = False, use_baseline: bool = True) -> dict:
+    started = time.perf_counter()
+    root = repo_root(start)
+    config = config or LintConfig()
+    options = options or Options(config.protocols, config.rules, None, True, 0)
+    commit, touched = changed_files(root, base_ref)
+    prefix = package_prefix(root, options)
+    relevant = [p for p in touched if p == prefix or p.startswith(prefix + "/")]
+    baseline_path = _baseline_path(root, config)
+    baseline_bytes = baseline_path.read_bytes() if baseline_path and baseline_path.is_file() else b""
+    result_key = _result_key(commit, relevant, root, options, config, baseline_bytes, full, use_baseline)
+    cached = _cached_result(options, result_key)
+    if cached is not None:
+        cached["stats"]["seconds"] = round(time.perf_counter() - started, 3)
+        cached["stats"]["result_cache"] = True
+        return cached
+
+    if not relevant:
+        result = _result(root, base_ref, commit, touched, relevant, [], [], [], [], [], {}, [], config)
+    else:
+        record = base_record(root, commit, prefix, options)
+        try:
+            head = full_head(root, record, relevant, options) if full else retrace(root, record, relevant, options)
+        except _NeedFullScan:
+            head = full_head(root, record, relevant, options)
+        result = compare(root, record, head, relevant, config, baseline_bytes if use_baseline else b"")
+        result = _result(root, base_ref, commit, touched, relevant, **result, config=config)
+    result["stats"] = {"seconds": round(time.perf_counter() - started, 3), "result_cache": False,
+                       "touched": len(touched), "touched_in_package": len(relevant),
+                       "entries_traced": sum(len(v) for v in result["affected"].values())}
+    _store_result(options, result_key, result)
+    return result
+
+
+def compare(root: Path, record: dict, head: dict, touched: list[str], config: LintConfig, baseline_bytes: bytes) -> dict:
+    head_findings = [f for f in head["findings"] if not is_excluded(f["file"], config.exclude)]
+    probe = {"root": str(root), "findings": head_findings, "models": head["models"], "framework": {}}
+    apply_suppressions(probe, root, files=[p for p in touched if (root / p).is_file()])
+    kept, suppressed = probe["findings"], probe["suppressed"]
+    add_fingerprints(kept + suppressed, root)
+
+    everything = head.get("everything", False)
+    affected = {(p, e) for p, entries in head["affected"].items() for e in entries}
+    touched_set = set(touched)
+
+    def in_scope(finding: dict, key) -> bool:
+        if everything:
+            return True
+        slug, proto, entry, _ = key
+        if entry:
+            return (proto, entry) in affected
+        if slug in ("input-error", "unused-suppression"):
+            return finding["file"] in touched_set
+        return head["runner"]
+
+    base_all = record["scan"]["findings"] + record["scan"].get("suppressed", [])
+    base_any = Counter(k for f in base_all for k in keys(f) if in_scope(f, k))
+    head_keys = Counter(k for f in kept + suppressed for k in keys(f) if in_scope(f, k))
+    baseline = _baseline_keys(baseline_bytes)
+
+    new, baselined, unchanged = [], [], 0
+    remaining = base_any.copy()
+    for finding in kept:
+        fresh = []
+        for key in keys(finding):
+            if not in_scope(finding, key):
+                continue
+            if remaining[key] > 0:
+                remaining[key] -= 1
+                unchanged += 1
+                continue
+            fresh.append(key)
+        if not fresh:
+            continue
+        entries = [k[2] for k in fresh if k[2]]
+        in_baseline = [k for k in fresh if baseline[k] > 0]
+        for k in in_baseline:
+            baseline[k] -= 1
+        shown = dict(finding, entries=entries, entry=entries[0] if entries else finding.get("entry"))
+        (baselined if len(in_baseline) == len(fresh) else new).append(shown)
+
+    fixed = []
+    left = head_keys.copy()
+    for finding in record["scan"]["findings"]:
+        gone = []
+        for key in keys(finding):
+            if not in_scope(finding, key) or is_excluded(finding["file"], config.exclude):
+                continue
+            if left[key] > 0:
+                left[key] -= 1
+                continue
+            gone.append(key[2])
+        if gone:
+            fixed.append(dict(finding, entries=[e for e in gone if e], entry=(gone[0] or None)))
+    models = head["models"]
+    return {"new": new, "fixed": fixed, "suppressed": suppressed, "baselined": baselined,
+            "unchanged": unchanged, "affected": head["affected"], "models": models,
+            "call_sites": head["call_sites"] if head["runner"] else []}
+
+
+def _result(root, base_ref, commit, touched, relevant, new, fixed, suppressed, baselined, models=(), affected=None,
+            call_sites=(), config=None, unchanged=0) -> dict:
+    config = config or LintConfig()
+    return {
+        "tool": {"name": "tracer", "version": __version__, "command": "lint"},
+        "root": str(root), "base": {"ref": base_ref or "HEAD", "commit": commit},
+        "touched": list(touched), "touched_in_package": list(relevant),
+        "affected": affected or {}, "fail_on": config.fail_on,
+        "findings": sorted(new, key=_order), "fixed": sorted(fixed, key=_order),
+        "suppressed": list(suppressed), "baselined": list(baselined), "unchanged": unchanged,
+        "models": list(models), "call_sites": list(call_sites), "protocols": sorted(affected or {}),
+    }
+
+
+def _order(f: dict):
+    return (f["file"], f["line"], f["col"], f["slug"])
+
+
+# -- baseline -----------------------------------------------------------------------------
+
+def _baseline_path(root: Path, config: LintConfig) -> Path | None:
+    if config.baseline:
+        return Path(config.baseline)
+    return root / DEFAULT_BASELINE
+
+
+def _baseline_keys(data: bytes) -> Counter:
+    if not data:
+        return Counter()
+    try:
+        doc = json.loads(data)
+        return Counter((e["slug"], e.get("protocol") or "", e.get("entry") or "", e["fingerprint"])
+                       for e in doc["findings"])
+    except (ValueError, KeyError, TypeError) as exc:
+        raise UsageError(f"baseline file is not a tracer baseline: {exc}") from None
+
+
+def write_baseline(start: str | Path, out: str | Path | None, config: LintConfig, options: Options) -> tuple[Path, int]:
+    """Every finding of the working tree (after excludes and inline suppressions), keyed for lint."""
+    root = repo_root(start)
+    from tracer.engine import result_to_json, scan
+
+    context = scan(root, options.packs(), options.cache_dir, options.use_cache, options.jobs)
+    data = result_to_json(context.result)
+    data["findings"] = [f for f in data["findings"] if not is_excluded(f["file"], config.exclude)]
+    apply_suppressions(data, root)
+    add_fingerprints(data["findings"], root)
+    entries = []
+    for finding in data["findings"]:
+        for slug, proto, entry, fp in keys(finding):
+            entries.append({"slug": slug, "protocol": proto, "entry": entry, "fingerprint": fp,
+                            "file": finding["file"], "line": finding["line"], "message": finding["message"]})
+    entries.sort(key=lambda e: (e["file"], e["slug"], e["entry"], e["fingerprint"]))
+    path = Path(out) if out else (_baseline_path(root, config) or root / DEFAULT_BASELINE)
+    doc = {"tool": "tracer", "version": 1,
+           "comment": "Accepted findings: tracer lint reports only findings not listed here. "
+                      "Keyed on slug, protocol, entry and a fingerprint of the enclosing def and source line; "
+                      "file and line are for readers.",
+           "findings": entries}
+    path.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
+    return path, len(entries)
+
+
+# -- result cache -------------------------------------------------------------------------
+
+def _result_key(commit, relevant, root, options, config, baseline_bytes, full, use_baseline) -> str:
+    digest = hashlib.sha256()
+    for part in (__version__, RECORD_VERSION, commit, options.digest(), repr(sorted(config.exclude)),
+                 str(full), str(use_baseline), config.fail_on):
+        digest.update(part.encode() + b"\0")
+    digest.update(hashlib.sha256(baseline_bytes).digest())
+    for path in relevant:
+        digest.update(path.encode() + b"\0")
+        try:
+            digest.update(hashlib.sha256((root / path).read_bytes()).digest())
+        except OSError:
+            digest.update(b"<absent>")
+    return digest.hexdigest()
+
+
+def _cached_result(options: Options, key: str) -> dict | None:
+    directory = lint_cache_dir(options)
+    if directory is None:
+        return None
+    try:
+        return json.loads((directory / f"result-{key}.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def _store_result(options: Options, key: str, result: dict) -> None:
+    directory = lint_cache_dir(options)
+    if directory is None:
+        return
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        fd, name = tempfile.mkstemp(dir=directory, prefix=".tmp-")
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(result, fh, separators=(",", ":"))
+        os.replace(name, directory / f"result-{key}.json")
+    except OSError:
+        pass
+
+
+# -- output -------------------------------------------------------------------------------
+
+def format_lint_text(result: dict) -> str:
+    lines = []
+    for f in result["findings"]:
+        lines.append(f"{f['file']}:{f['line']}:{f['col'] + 1}: {f['slug']} [{f['severity']}] {f['message']}")
+        if len(f.get("entries") or []) > 1:
+            lines.append(f"    affects {len(f['entries'])} entry classes: "
+                         + ", ".join(e.rsplit('.', 1)[-1] for e in f["entries"][:6])
+                         + (" ..." if len(f["entries"]) > 6 else ""))
+        lines.append(f"    hint: {f['hint']}")
+    if result["fixed"]:
+        lines.append("fixed: " + "; ".join(
+            f"{f['slug']} {f['file']}:{f['line']}"
+            + (f" ({', '.join(e.rsplit('.', 1)[-1] for e in f['entries'][:3])}{' ...' if len(f['entries']) > 3 else ''})"
+               if f.get("entries") else "")
+            for f in result["fixed"]))
+    lines.append(summary_line(result))
+    return "\n".join(lines) + "\n"
+
+
+def summary_line(result: dict) -> str:
+    by_sev = Counter(f["severity"] for f in result["findings"])
+    new = ", ".join(f"{by_sev[s]} {s}" for s in ("error", "warning", "info") if by_sev[s]) or "none"
+    stats = result.get("stats", {})
+    traced = sum(len(v) for v in result.get("affected", {}).values())
+    extra = []
+    if result.get("suppressed"):
+        extra.append(f"{len(result['suppressed'])} suppressed inline")
+    if result.get("baselined"):
+        extra.append(f"{len(result['baselined'])} in the baseline")
+    return (f"tracer lint: new findings: {new}; fixed: {len(result['fixed'])}; "
+            f"unchanged: {result.get('unchanged', 0)}{'; ' + ', '.join(extra) if extra else ''}. "
+            f"{len(result.get('touched_in_package', []))} touched files in the package, {traced} chains re-traced, "
+            f"against {result['base']['ref']} ({result['base']['commit'][:10]}), in {stats.get('seconds', 0)} s"
+            f"{' (cached result)' if stats.get('result_cache') else ''}.")
+
+
+def exit_code(result: dict, fail_on: str) -> int:
+    if fail_on == "never":
+        return 0
+    threshold = SEVERITY_ORDER[fail_on]
+    return 1 if any(SEVERITY_ORDER[f["severity"]] >= threshold for f in result["findings"]) else 0
+
+
+# -- commands -----------------------------------------------------------------------------
+
+def _commands():
+    import click
+
+    def common(func):
+        for option in reversed([
+            click.option("-C", "--repo", "start", type=click.Path(file_okay=False), default=".",
+                         help="Run as if started in this folder (a git checkout of the framework)."),
+            click.option("--protocol", "protocols", multiple=True, help="Protocol pack (repeatable; overrides [tool.tracer] protocols)."),
+            click.option("--rules", "rule_files", multiple=True, type=click.Path(dir_okay=False), help="Extra protocol pack (TOML)."),
+            click.option("--cache-dir", type=click.Path(file_okay=False), help="Summary and lint cache folder."),
+            click.option("--no-cache", is_flag=True, help="Do not read or write any cache."),
+            click.option("--jobs", "-j", type=click.IntRange(1, 64), default=None, help="Parallel parser processes."),
+        ]):
+            func = option(func)
+        return func
+
+    def settings(start, protocols, rule_files, cache_dir, no_cache, jobs, fail_on=None, baseline=None):
+        from tracer.config import load_config, merge
+
+        root = repo_root(start)
+        config = merge(load_config(root), protocols, rule_files, fail_on, (), baseline)
+        for note in config.notes:
+            click.echo(f"tracer: {note}", err=True)
+        options = Options(config.protocols, config.rules, cache_dir, not no_cache, jobs or 0)
+        return root, config, options
+
+    @click.command("lint")
+    @common
+    @click.option("--base", "base_ref", help="Compare the branch (REF...HEAD) and the working tree against REF's merge base; default: the working tree against HEAD.")
+    @click.option("--format", "fmt", type=click.Choice(["text", "json", "sarif", "github"]), default="text", show_default=True)
+    @click.option("--baseline", type=click.Path(dir_okay=False), help="Baseline file (default [tool.tracer] baseline, else .tracer-baseline.json when present).")
+    @click.option("--no-baseline", is_flag=True, help="Report findings even when the baseline lists them.")
+    @click.option("--fail-on", type=click.Choice(["error", "warning", "info", "never"]), default=None, help="Lowest severity of a new finding that makes the exit status 1 (default [tool.tracer] fail-on, else error).")
+    @click.option("--full", is_flag=True, help="Scan the whole working tree instead of re-tracing the affected chains (slower, exact).")
+    @click.option("-o", "--output", "out_file", type=click.Path(dir_okay=False), help="Write to a file instead of standard output.")
+    def lint_command(start, protocols, rule_files, cache_dir, no_cache, jobs, base_ref, fmt, baseline, no_baseline,
+                     fail_on, full, out_file):
+        """Report the capture-chain findings a change introduces (and those it fixes), pre-merge."""
+        import sys
+
+        from tracer import output
+
+        root, config, options = settings(start, protocols, rule_files, cache_dir, no_cache, jobs, fail_on, baseline)
+        result = lint(root, base_ref, config, options, full=full, use_baseline=not no_baseline)
+        if fmt == "json":
+            text = json.dumps(result, indent=2) + "\n"
+        elif fmt == "sarif":
+            text = output.format_sarif(result)
+        elif fmt == "github":
+            text = output.format_github(result)
+            text += f"::notice title=tracer lint::{summary_line(result)}\n"
+        else:
+            text = format_lint_text(result)
+        if out_file:
+            Path(out_file).write_text(text, encoding="utf-8")
+            click.echo(summary_line(result), err=True)
+        else:
+            click.echo(text, nl=False)
+        sys.exit(exit_code(result, config.fail_on))
+
+    @click.command("baseline")
+    @common
+    @click.option("-o", "--output", "out_file", type=click.Path(dir_okay=False), help="Baseline file to write (default [tool.tracer] baseline, else .tracer-baseline.json at the repository root).")
+    def baseline_command(start, protocols, rule_files, cache_dir, no_cache, jobs, out_file):
+        """Accept every current finding: write them to the baseline file tracer lint reads."""
+        root, config, options = settings(start, protocols, rule_files, cache_dir, no_cache, jobs)
+        path, count = write_baseline(root, out_file, config, options)
+        click.echo(f"wrote {count} accepted findings to {path}")
+
+    return lint_command, baseline_command
