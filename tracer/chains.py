@@ -96,6 +96,7 @@ class ChainTracer:
         trace.hops.append(Hop("setter", f"{owner.fullname}.{proto.setter}", self._path(owner.module), method.line, how))
         self._follow(entry, entry, owner, method, trace, depth=0)
         self._check_flag(entry, trace)
+        self._check_defaults(entry, trace)
         return self._finish(entry, entry_line, trace)
 
     # -- following the setter body -----------------------------------------------------
@@ -154,9 +155,10 @@ class ChainTracer:
             self._state_write(entry, concrete, owner, method, write.target, receiver, write.line, write.col, trace)
             break  # the first write names the owner; alternatives write the same attribute
 
+        carriers = (proto.setter, *proto.delegate_methods)
         for call in method.calls:
             receiver, _, name = call.func.rpartition(".")
-            if name != proto.setter or not receiver:
+            if name not in carriers or not receiver:
                 continue
             progressed = True
             literal_none = call.args and all(a == "None" for a in call.args) and not call.kwargs
@@ -168,23 +170,26 @@ class ChainTracer:
                     f"uses its fallback ({proto.fallback_description}) whatever the draft config says",
                     f"Pass the ids on: {call.func}({ids_param}).", trace))
             if receiver == "super()":
-                nxt = self.resolver.find_method(concrete, proto.setter, after=owner)
+                nxt = self.resolver.find_method(concrete, name, after=owner)
                 if nxt is None:
-                    self._broken(entry, owner, call, f"super() of {owner.name} has no {proto.setter}", trace)
+                    self._broken(entry, owner, call, f"super() of {owner.name} has no {name}", trace)
                     continue
                 self._delegate(entry, concrete, owner, call, nxt, "super() call (MRO)", passes, trace, depth)
                 continue
             if receiver == "self":
-                nxt = self.resolver.find_method(concrete, proto.setter)
+                nxt = self.resolver.find_method(concrete, name)
                 if nxt and nxt[1] is not method:
                     self._delegate(entry, concrete, owner, call, nxt, "self call", passes, trace, depth)
                 continue
-            types = self.resolver.receiver_types(concrete, receiver)
+            if receiver.isidentifier():  # a local: `holder = getattr(self.model, ...)`
+                types = self._local_types(concrete, method, receiver)
+            else:
+                types = self.resolver.receiver_types(concrete, receiver)
             if isinstance(types, Untyped):
                 self._unresolved(entry, owner, call, receiver, types.why, trace)
                 continue
             for typed in types:
-                nxt = self.resolver.find_method(typed.cls, proto.setter)
+                nxt = self.resolver.find_method(typed.cls, name)
                 if nxt is not None:
                     self._delegate(entry, typed.cls, owner, call, nxt, typed.how, passes, trace, depth)
                 elif call.guard and f"{receiver}{state_suffix}" in call.guard_else_writes:
@@ -199,7 +204,7 @@ class ChainTracer:
                         continue
                     guarded = " (the hasattr guard skips the call silently)" if call.guard else ""
                     self._broken(entry, owner, call,
-                                 f"{receiver} is a {typed.cls.name} ({typed.how}), which has no {proto.setter}"
+                                 f"{receiver} is a {typed.cls.name} ({typed.how}), which has no {name}"
                                  f"{guarded}", trace)
 
         # A near-miss of the state attribute (a typo) is a write nobody reads.
@@ -252,6 +257,68 @@ class ChainTracer:
             trace.findings.append(self._finding(
                 "unresolved", entry, owner.module, method.line, method.col, why,
                 f"Make the setter write {proto.state_attribute} or delegate to an object that does.", trace))
+
+    def _local_types(self, concrete: ClassRef, method: Function, local: str, depth: int = 0
+                     ) -> list[Typed] | Untyped:
+        """Classes of a local of the setter body. The first assignment is taken as the
+        default and later ones as overrides under if/elif (hasattr) tests: the first later
+        one whose value exists on ``concrete`` (a method that returns an attribute, an
+        attribute, ``getattr(x, "attr", default)``) wins, as at run time."""
+        values = [value for name, value in method.local_types if name == local]
+        if not values or depth > 4:
+            return Untyped(f"no assignment of the local {local} that can be followed")
+        notes: list[str] = []
+        for value in values[1:] + values[:1]:
+            result = self._value_types(concrete, method, value, depth)
+            if isinstance(result, list) and result:
+                if notes:
+                    result = [Typed(t.cls, f"{t.how} ({'; '.join(notes)})") for t in result]
+                return result
+            why = result.why if isinstance(result, Untyped) else f"{value} not typed"
+            # An attribute that is assigned but cannot be typed is taken at run time:
+            # unknown, not the next alternative. (A helper method that cannot be typed
+            # is assumed to return the attribute the next alternative names.)
+            if value.startswith("=self.") and not why.startswith("no assignment of"):
+                return Untyped(f"{local} = {value[1:]}: {why}")
+            notes.append(why)
+        return Untyped(f"{local}: " + "; ".join(notes))
+
+    def _value_types(self, concrete: ClassRef, method: Function, value: str, depth: int) -> list[Typed] | Untyped:
+        if value.startswith("="):
+            path = value[1:]
+            if path == "self":
+                return [Typed(concrete, "self")]
+            if path.startswith("self."):
+                return self.resolver.receiver_types(concrete, path)
+            if path.isidentifier():
+                return self._local_types(concrete, method, path, depth + 1)
+            return Untyped(f"cannot follow {path}")
+        if value.startswith("self.") and value.count(".") == 1:  # a helper method: self.get_x()
+            helper = value[5:]
+            if self.resolver.find_method(concrete, helper) is None:
+                return Untyped(f"{concrete.name} has no {helper}()")
+            typed = self.resolver._property_types(concrete, helper)
+            return typed if typed else Untyped(f"the value of {concrete.name}.{helper}() cannot be typed")
+        if value == "getattr":
+            for call in method.calls:
+                attr = call.args[1].strip("'\"") if len(call.args) >= 2 else ""
+                if call.func != "getattr" or not attr.isidentifier() or call.args[1] == attr:
+                    continue
+                base = self._value_types(concrete, method, "=" + call.args[0], depth + 1)
+                if isinstance(base, Untyped):
+                    return base
+                found: list[Typed] = []
+                for typed in base:
+                    inner = self.resolver.attribute_types(typed.cls, attr)
+                    if isinstance(inner, list):
+                        found.extend(Typed(t.cls, f"{typed.how}; getattr(..., {attr!r}): {t.how}") for t in inner)
+                    elif len(call.args) >= 3:  # the default: getattr(x, "attr", x)
+                        fallback = self._value_types(concrete, method, "=" + call.args[2], depth + 1)
+                        if isinstance(fallback, list):
+                            found.extend(Typed(t.cls, f"{t.how}; no {attr} on {typed.cls.name}, getattr default")
+                                         for t in fallback)
+                return found or Untyped(f"getattr(..., {attr!r}) cannot be typed")
+        return Untyped(f"a local built by {value}(...)")
 
     def _ids_param(self, method: Function) -> str:
         names = [p.name for p in method.params if p.name not in ("self", "cls")]
@@ -360,6 +427,48 @@ class ChainTracer:
                 f"({self._path(cls.module)}:{read.line}), but {owner.name}.{method.name} never sets it",
                 f"Set self.{proto.output_flag} = True in {owner.name}.{method.name}.", trace))
             trace.flag_set_on.add(concrete)  # one finding per class
+
+    def _runner_default_calls(self) -> set[str]:
+        """Default-layer methods that code outside the entry modules (the runner) calls."""
+        if not hasattr(self, "_default_calls"):
+            called: set[str] = set()
+            for module in self.project.by_module:
+                if self.protocol.is_entry_module(module) or not any(
+                        self.project.mentions(module, name) for name in self.protocol.default_methods):
+                    continue
+                summary = self.project.full(module)
+                if summary is None:
+                    continue
+                functions = list(summary.functions) + [m for c in summary.classes for m in c.methods]
+                for fn in functions:
+                    for call in fn.calls:
+                        if call.func.rpartition(".")[2] in self.protocol.default_methods:
+                            called.add(call.func.rpartition(".")[2])
+            self._default_calls = called
+        return self._default_calls
+
+    def _check_defaults(self, entry: ClassRef, trace: _Trace) -> None:
+        """An override of a default-layer method the runner never calls is dead code: the
+        model's intended default layers are not the ones used."""
+        called = self._runner_default_calls() if self.protocol.default_methods else set()
+        if not called:
+            return
+        used = next((found for name in self.protocol.default_methods if name in called
+                     for found in [self.resolver.find_method(entry, name)] if found), None)
+        for name in self.protocol.default_methods:
+            found = self.resolver.find_method(entry, name) if name not in called else None
+            if found is None:
+                continue
+            owner, fn = found
+            if used is not None and used[0] == owner:
+                continue  # one class (an interface) offering both names
+            runner_name = sorted(called)[0]
+            where = f"; it resolves that to {used[0].name}.{runner_name}" if used else ""
+            trace.findings.append(self._finding(
+                "dead-default", entry, owner.module, fn.line, fn.col,
+                f"{owner.name}.{name} is never called: the runner asks {runner_name}(){where}, so the "
+                f"default layers defined here are dead code",
+                f"Rename it to {runner_name} (or delete it).", trace))
 
     # -- verdict --------------------------------------------------------------------------
     def _finish(self, entry: ClassRef, entry_line: int, trace: _Trace) -> ModelResult:

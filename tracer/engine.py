@@ -150,6 +150,7 @@ def _registry_classes(project: Project, resolver: Resolver, proto: Protocol) -> 
                 by_architecture[item.architecture] = resolved
     for factory in proto.registry_factories:
         resolver.registry_factories[factory] = (proto.registry_factory_keyword, by_architecture)
+    resolver.registry_class_keywords.update(proto.registry_factory_class_keywords)
     return sorted(set(by_architecture.values()), key=lambda r: r.fullname)
 
 

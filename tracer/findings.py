@@ -69,6 +69,16 @@ RULES: dict[str, Rule] = {r.slug: r for r in [
          "checkpoint was trained on (sglang #22836).",
          "def set_eagle3_layers_to_capture(self, layer_ids=None):\n    self.language_model.set_eagle3_layers_to_capture()",
          "Pass the ids through: `self.language_model.set_eagle3_layers_to_capture(layer_ids)`."),
+    Rule("dead-default", "warning",
+         "a model overrides a default-layer method the runner never calls",
+         "Lists the protocol's default-layer methods the runner calls (e.g. vLLM's "
+         "`get_eagle3_default_aux_hidden_state_layers`) and reports an entry class that defines "
+         "another one (`get_eagle3_aux_hidden_state_layers`): its body never runs.",
+         "When the draft config names no ids the runner uses the default the interface gives, not the "
+         "layers the model's author chose; the override reads as if it mattered, so nobody notices.",
+         "def get_eagle3_aux_hidden_state_layers(self):  # the runner calls get_eagle3_default_...\n"
+         "    return (2, n // 2, n - 3)",
+         "Rename the override to the method the runner calls, or delete it."),
     Rule("flag-not-set", "error",
          "forward hands aux states on only under a flag the setter path never sets",
          "Reports a class on the chain whose methods read the protocol's output flag "

@@ -51,6 +51,7 @@ class Protocol:
     # Functions that build a registry class from an architecture name passed as this keyword.
     registry_factories: tuple[str, ...] = ()
     registry_factory_keyword: str = "architectures"
+    registry_factory_class_keywords: tuple[str, ...] = ()  # `model_class=Cls` passes the class itself
     # Other methods that carry the setter's job further down (a helper on the inner model).
     delegate_methods: tuple[str, ...] = ()
     # Methods that give a model's default layers; the runner calls some of them and an
@@ -117,6 +118,7 @@ def parse_protocol(text: str, source: str) -> Protocol:
         registry_package=g("entry.registry_package", ""),
         registry_factories=as_tuple(g("entry.registry_factories", [])),
         registry_factory_keyword=g("entry.registry_factory_keyword", "architectures"),
+        registry_factory_class_keywords=as_tuple(g("entry.registry_factory_class_keywords", [])),
         delegate_methods=as_tuple(g("delegate_methods", [])),
         default_methods=as_tuple(g("defaults.methods", [])),
     )

@@ -61,6 +61,7 @@ class Resolver:
         # factory function name -> (keyword naming the architecture, architecture -> class),
         # filled by the engine from a protocol's registry (a class picked by name at run time)
         self.registry_factories: dict[str, tuple[str, dict[str, ClassRef]]] = {}
+        self.registry_class_keywords: set[str] = set()  # keywords of those factories that pass a class
 
     # -- definitions ---------------------------------------------------------------
     def class_def(self, ref: ClassRef, full: bool = False) -> ClassDef | None:
@@ -308,7 +309,7 @@ class Resolver:
                 callee = value[1:]
                 break
         if callee.rpartition(".")[2] in self.registry_factories:
-            self._type_from_registry(method, callee, line, attr, typed, reasons)
+            self._type_from_registry(owner, method, callee, line, attr, typed, reasons)
             return
         symbol = self.resolve_name(owner.module, callee)
         if symbol.kind == "function":
@@ -323,10 +324,17 @@ class Resolver:
         else:
             reasons.append(f"self.{attr} = {callee}(...): {result.why}")
 
-    def _type_from_registry(self, method, callee, line, attr, typed, reasons) -> None:
+    def _type_from_registry(self, owner, method, callee, line, attr, typed, reasons) -> None:
         """``self.x = build(..., architectures=["Arch"])``: the registry's class for Arch."""
         keyword, table = self.registry_factories[callee.rpartition(".")[2]]
         calls = [c for c in method.calls if c.func == callee and line <= c.line <= line + 3]
+        # A class passed by name (`model_class=Cls`) decides over the architecture name.
+        for key, value in (calls[0].kwargs if calls else ()):
+            if key in self.registry_class_keywords:
+                result = self.resolve_class(owner.module, value)
+                if isinstance(result, ClassRef):
+                    typed.append(Typed(result, f"{callee}({key}={value})"))
+                    return
         names = [re.findall(r"[\"']([^\"']+)[\"']", value) for call in calls[:1]
                  for key, value in call.kwargs if key == keyword]
         names = names[0] if names else []
