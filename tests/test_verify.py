@@ -99,7 +99,7 @@ def test_shrink_keeps_architecture_and_layers():
     raw = json.loads((REPO / "tests/data/configs/deepseek-v3/config.json").read_text())
     small = families.shrink_config(raw, None)
     assert small["num_hidden_layers"] == 61 and small["first_k_dense_replace"] == 3
-    assert small["hidden_size"] == 64 and small["n_routed_experts"] == 4
+    assert small["hidden_size"] == 64 and small["n_routed_experts"] == 6
     assert small["num_key_value_heads"] == small["num_attention_heads"]
     assert "num_nextn_predict_layers" not in small
     assert families.shrink_config(raw, 8)["num_hidden_layers"] == 8

@@ -214,6 +214,13 @@ class Adapter:
                 if isinstance(op, base):
                     op.enter_torch_compile(num_tokens=1)
                     switched += 1
+                    compile_forward = getattr(op, "_forward_method", None)
+                    native = getattr(op, "forward_native", None)
+                    if compile_forward is not None and compile_forward != native:
+                        # a forced backend (SGLANG_FORCE_FUSED_OP_BACKEND=torch)
+                        # wins over the switch: make the op's "torch" path the
+                        # compile-safe one (MoE: fused_moe_forward_native)
+                        op.forward_native = compile_forward
         self._note(f"{base.__module__}.{base.__name__}.enter_torch_compile(num_tokens=1) on every op "
                    "(CUDA: SGLang's own compile-safe dispatch)")
 

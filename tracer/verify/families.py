@@ -74,11 +74,11 @@ _TINY = {
     "qwen3_moe": dict(_TINY_TEXT, moe_intermediate_size=32, num_experts=4,
                       num_experts_per_tok=2, norm_topk_prob=True, decoder_sparse_step=1,
                       mlp_only_layers=[], use_sliding_window=False),
-    "deepseek_v2": dict(_TINY_TEXT, moe_intermediate_size=32, n_routed_experts=4,
+    "deepseek_v2": dict(_TINY_TEXT, moe_intermediate_size=32, n_routed_experts=6,
                         num_experts_per_tok=2, n_shared_experts=1, first_k_dense_replace=1,
                         kv_lora_rank=32, q_lora_rank=None, qk_nope_head_dim=16,
                         qk_rope_head_dim=8, v_head_dim=16, num_key_value_heads=4),
-    "deepseek_v3": dict(_TINY_TEXT, moe_intermediate_size=32, n_routed_experts=4,
+    "deepseek_v3": dict(_TINY_TEXT, moe_intermediate_size=32, n_routed_experts=6,
                         num_experts_per_tok=2, n_shared_experts=1, first_k_dense_replace=1,
                         kv_lora_rank=32, q_lora_rank=48, qk_nope_head_dim=16,
                         qk_rope_head_dim=8, v_head_dim=16, num_key_value_heads=4,
@@ -96,11 +96,13 @@ _DEEPSEEK_EXTRA = dict(moe_layer_freq=1, scoring_func="softmax", topk_method="gr
                        n_group=1, topk_group=1, norm_topk_prob=False,
                        routed_scaling_factor=1.0, n_shared_experts=1)
 
-# Size keys a real config is shrunk along; everything else is kept.
+# Size keys a real config is shrunk along; everything else is kept. DeepSeek
+# gets 6 routed experts: with a power of two, SGLang's CUDA top-k takes the
+# sgl-kernel fused gate, with 6 its own torch implementation.
 _SHRINK = dict(hidden_size=64, intermediate_size=128, intermediate_size_mlp=128,
                moe_intermediate_size=32, shared_expert_intermediate_size=32,
                num_attention_heads=4, num_key_value_heads=2, head_dim=16, vocab_size=128,
-               num_experts=4, n_routed_experts=4, num_local_experts=2, num_experts_per_tok=2,
+               num_experts=4, n_routed_experts=6, num_local_experts=2, num_experts_per_tok=2,
                kv_lora_rank=32, qk_nope_head_dim=16, qk_rope_head_dim=8, v_head_dim=16,
                n_shared_experts=1, n_group=1, topk_group=1, max_position_embeddings=256)
 _DROP = ("quantization_config", "auto_map", "_name_or_path", "torch_dtype", "dtype",
