@@ -320,6 +320,11 @@ def retrace(root: Path, record: dict, touched: list[str], options: Options) -> d
     chosen = [p for p in packs if p.name in set(record["scan"]["protocols"])]
     if not chosen or any(p.entry_kind != "module-variable" for p in chosen):
         raise _NeedFullScan("protocol without a module-level entry variable")
+    for proto in packs:
+        # A protocol the base lacked that the change brings in is a full scan's job.
+        if proto.framework == layout.framework and proto not in chosen and any(
+                _mentions(root / path, proto.setter) for path in touched):
+            raise _NeedFullScan(f"{proto.name} appears in the change")
     files = {path: SourceFile(module, path, str(root / path), is_package) for module, path, is_package in record["files"]}
     package_dir = (layout.base / layout.package).resolve()
     for path in touched:
@@ -402,6 +407,13 @@ def retrace(root: Path, record: dict, touched: list[str], options: Options) -> d
 
 class _NeedFullScan(Exception):
     pass
+
+
+def _mentions(path: Path, word: str) -> bool:
+    try:
+        return word.encode() in path.read_bytes()
+    except OSError:
+        return False
 
 
 def _within(path: Path, folder: Path) -> bool:
@@ -686,7 +698,12 @@ def _store_result(options: Options, key: str, result: dict) -> None:
 
 def format_lint_text(result: dict) -> str:
     lines = []
+    show_info = result.get("fail_on") == "info"
+    hidden = 0
     for f in result["findings"]:
+        if f["severity"] == "info" and not show_info and f["slug"] != "unused-suppression":
+            hidden += 1
+            continue
         lines.append(f"{f['file']}:{f['line']}:{f['col'] + 1}: {f['slug']} [{f['severity']}] {f['message']}")
         if len(f.get("entries") or []) > 1:
             lines.append(f"    affects {len(f['entries'])} entry classes: "
@@ -700,6 +717,8 @@ def format_lint_text(result: dict) -> str:
                if f.get("entries") else "")
             for f in result["fixed"]))
     lines.append(summary_line(result))
+    if hidden:
+        lines.append(f"({hidden} new info findings, e.g. missing-setter, not listed: --fail-on info or --format json shows them)")
     return "\n".join(lines) + "\n"
 
 
