@@ -677,3 +677,25 @@ def test_qwen3_moe_056_last_layer_id_raises_at_start_up(tmp_path):
     assert finding["slug"] == "unreachable-layer"
     assert (finding["file"], finding["line"]) == ("sglang/srt/models/qwen2_moe.py", 567)
     assert "IndexError" in finding["message"] and "index 8" in finding["message"]
+
+
+@pytest.mark.real
+@needs_cache
+@pytest.mark.parametrize("version, setter_line, effective, found", [
+    # 0.5.16: the setter writes the list, the forward tests per-layer marks nobody sets.
+    ("0.5.16", 1491, [], ["unreachable-layer", "count-mismatch"]),
+    # 0.5.23: the setter also marks the layers (in range), so the same ids are captured.
+    ("0.5.23", 2056, [0, 2, 3], []),
+])
+def test_minimax_m3_marks_across_releases(tmp_path, version, setter_line, effective, found):
+    model = {"entry": "sglang.srt.models.minimax_m3.MiniMaxM3SparseForCausalLM", "protocol": "sglang-eagle3", "chain": [
+        {"kind": "setter", "qualname": "sglang.srt.models.minimax_m3.MiniMaxM3SparseForCausalLM.set_eagle3_layers_to_capture",
+         "file": M + "minimax_m3.py", "line": setter_line},
+        {"kind": "write", "qualname": "sglang.srt.models.minimax_m3.MiniMaxM3Model.layers_to_capture",
+         "file": M + "minimax_m3.py", "line": setter_line + 8},
+    ]}
+    t, d = tiny(tmp_path, 6, [0, 2, 3], "m3")
+    result = explain_model(release(version), model, [], t, d)
+    assert result["layers_to_capture"] == [1, 3, 4]
+    assert result["effective_layers"] == effective
+    assert slugs(result) == found

@@ -168,6 +168,7 @@ class CaptureResult:
     loop_source: Optional[str]
     unknowns: tuple
     complete: bool
+    tested_by: tuple = ()  # "list" (i in layers_to_capture) and/or "marker" (getattr(layer, marker, ...))
 
     @property
     def captured_outputs(self) -> tuple:
@@ -1413,7 +1414,7 @@ def _run(interp: _Interpreter, function: cst.FunctionDef, args: Mapping[str, Any
     )
 
 
-def _capture_loops(function: cst.FunctionDef, module: cst.Module, watch_path: str, marker: Optional[str] = None) -> frozenset:
+def _capture_loops(function: cst.FunctionDef, module: cst.Module, watch_path: str, marker: Optional[str] = None) -> tuple:
     """For loops whose body tests membership in ``watch_path`` (or reads the per-layer ``marker``)."""
     watched = watch_path
 
@@ -1429,6 +1430,7 @@ def _capture_loops(function: cst.FunctionDef, module: cst.Module, watch_path: st
         def __init__(self) -> None:
             self.stack: list = []
             self.loops: set = set()
+            self.kinds: set = set()
 
         def visit_For(self, node: cst.For) -> None:
             self.stack.append(node)
@@ -1439,6 +1441,7 @@ def _capture_loops(function: cst.FunctionDef, module: cst.Module, watch_path: st
         def visit_ComparisonTarget(self, node: cst.ComparisonTarget) -> None:
             if isinstance(node.operator, cst.In) and renders(node.comparator) == watched and self.stack:
                 self.loops.add(self.stack[-1])
+                self.kinds.add("list")
 
         def visit_Call(self, node: cst.Call) -> None:
             if (
@@ -1451,10 +1454,11 @@ def _capture_loops(function: cst.FunctionDef, module: cst.Module, watch_path: st
                 and node.args[1].value.evaluated_value == marker
             ):
                 self.loops.add(self.stack[-1])
+                self.kinds.add("marker")
 
     finder = LoopFinder()
     function.visit(finder)
-    return frozenset(finder.loops)
+    return frozenset(finder.loops), tuple(sorted(finder.kinds))
 
 
 def captured_indices(
@@ -1478,7 +1482,7 @@ def captured_indices(
     module, positions, function = _parse_function(forward_source)
     bound = dict(env)
     bound[state_path] = list(layers_to_capture) if not is_unknown(layers_to_capture) else layers_to_capture
-    loops = _capture_loops(function, module, state_path, marker_attribute)
+    loops, tested_by = _capture_loops(function, module, state_path, marker_attribute)
     interp = _Interpreter(module, positions, bound, first_line, watch_path=state_path, capture_loops=loops, marker=marker_attribute)
     call_args = dict(args or {})
     for param in function.params.params:
@@ -1529,4 +1533,5 @@ def captured_indices(
         # Captures that hang on an undecided condition make the answer incomplete.
         complete=bool(loops) and interp.loops_run > 0 and interp.loops_unknown == 0
         and interp.capture_unknown == 0 and not any(e.condition for e in events),
+        tested_by=tested_by,
     )

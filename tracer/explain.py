@@ -848,12 +848,27 @@ def _unreachable_findings(f: _Facts, lost_to_earlier_stages: list) -> list:
         return []
     n = f.target.num_hidden_layers
     span = f"{cap.visited[0]}..{cap.visited[-1]}" if cap.visited else "?"
-    return [_finding(
-        "unreachable-layer", "error",
-        f"layers_to_capture entries {missed} are never visited by the loop over {span} (`{cap.loop_source}`), so the outputs "
-        f"of layers {[i - 1 for i in missed]} are silently dropped and {len(cap.captured)} of {len(ltc)} states are captured",
-        f"ids must be in 0..{n - 2} for a {n}-layer target (the last layer's output is never captured by this loop)",
-        f.loop_file, f.loop_line)]
+    outside = [i for i in missed if i not in cap.visited]
+    unmarked = [i for i in missed if i in cap.visited]
+    out = []
+    if outside:
+        out.append(_finding(
+            "unreachable-layer", "error",
+            f"layers_to_capture entries {outside} are never visited by the loop over {span} (`{cap.loop_source}`), so the outputs "
+            f"of layers {[i - 1 for i in outside]} are silently dropped and {len(cap.captured)} of {len(ltc)} states are captured",
+            f"ids must be in 0..{n - 2} for a {n}-layer target (the last layer's output is never captured by this loop)",
+            f.loop_file, f.loop_line))
+    if unmarked:
+        marker = f.proto.get("marker_attribute")
+        how = (f"tests the per-layer marker `{marker}`, which nothing on this chain sets for them"
+               if cap.tested_by == ("marker",) else "never finds them")
+        out.append(_finding(
+            "unreachable-layer", "error",
+            f"the loop over {span} (`{cap.loop_source}`) visits layers {unmarked} but {how}, so the outputs of layers "
+            f"{[i - 1 for i in unmarked]} are not captured ({len(cap.captured)} of {len(ltc)} states)",
+            "make the setter mark the layers the forward tests (or make the forward read the list)",
+            f.loop_file, f.loop_line))
+    return out
 
 
 def _count_findings(f: _Facts, notes: list) -> list:
