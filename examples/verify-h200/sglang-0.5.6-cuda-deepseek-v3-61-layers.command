@@ -1,0 +1,1 @@
+python3 -P -m tracer.verify.cli --framework /tmp/sg-0.5.6 --entry DeepseekV3ForCausalLM --target-config examples/verify-h200/targets/deepseek-v3 --draft-config examples/verify-h200/drafts/ids-2-30-58 --draft-config examples/verify-h200/drafts/no-ids --device cuda -o /tmp/verify-out/sglang-0.5.6-cuda-deepseek-v3-61-layers.json

@@ -1,0 +1,1 @@
+python3 -P -m tracer.verify.cli --framework /tmp/sg-0.5.6 --entry Qwen2ForCausalLM --target-config examples/verify-h200/targets/qwen2.5-7b --draft-config examples/verify-h200/drafts/ids-1-13-24 --draft-config examples/verify-h200/drafts/no-ids --device cuda -o /tmp/verify-out/sglang-0.5.6-cuda-qwen2.5-7b-28-layers.json
