@@ -325,7 +325,8 @@ def retrace(root: Path, record: dict, touched: list[str], options: Options) -> d
         if proto.framework == layout.framework and proto not in chosen and any(
                 _mentions(root / path, proto.setter) for path in touched):
             raise _NeedFullScan(f"{proto.name} appears in the change")
-    files = {path: SourceFile(module, path, str(root / path), is_package) for module, path, is_package in record["files"]}
+    prefix = str(root) + os.sep
+    files = {path: SourceFile(module, path, prefix + path, is_package) for module, path, is_package in record["files"]}
     package_dir = (layout.base / layout.package).resolve()
     for path in touched:
         full = (root / path).resolve()
@@ -341,7 +342,6 @@ def retrace(root: Path, record: dict, touched: list[str], options: Options) -> d
             files.pop(path, None)
     cache = SummaryCache((Path(options.cache_dir) if options.cache_dir else default_cache_dir()) if options.use_cache else None)
     project = Project(sorted(files.values(), key=lambda f: f.path), cache, options.jobs)
-    _match_engine_levels(project, {t for p in chosen for t in p.tokens})
     resolver = Resolver(project)
 
     touched_set = set(touched)
@@ -422,19 +422,6 @@ def _within(path: Path, folder: Path) -> bool:
         return True
     except ValueError:
         return False
-
-
-def _match_engine_levels(project, tokens: set[str]) -> None:
-    """Index a module the way the full scan does (in full when it mentions a protocol name),
-    so a lazy re-trace sees the same summaries as `tracer scan`."""
-    plain = project.module
-
-    def module(name: str, level: str = "outline"):
-        if level == "outline" and name in project.by_module and any(project.mentions(name, t) for t in tokens):
-            level = "full"
-        return plain(name, level)
-
-    project.module = module
 
 
 def _head_json(models, call_sites, findings, problems, affected, runner_touched) -> dict:

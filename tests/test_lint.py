@@ -1,0 +1,435 @@
+"""tracer lint / baseline / suppressions / [tool.tracer] / SARIF schema.
+
+Fast tests run on git repositories made in a temp folder from examples/ok (a
+small SGLang-shaped tree). Tests marked `real` build repositories from two
+real releases (0.5.6 -> 0.5.16 and the reverse) and break a real model file
+of 0.5.23 by hand.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from tracer.cli import main
+from tracer.config import LintConfig, is_excluded, load_config, merge
+from tracer.discover import UsageError
+from tracer.lint import Options, enclosing_def, fingerprint, lint, write_baseline
+from tracer.suppress import SourceLines, apply_suppressions, parse_suppression
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = ROOT / "examples"
+SARIF_SCHEMA = ROOT / "tests" / "data" / "sarif-schema-2.1.0.json"
+KIMI = "sglang/srt/models/kimi_k25.py"
+KIMI_ENTRY = "sglang.srt.models.kimi_k25.KimiK25ForConditionalGeneration"
+
+
+# -- helpers ------------------------------------------------------------------------------
+
+def git(repo: Path, *args: str) -> str:
+    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@example.com", "HOME": str(repo), "PATH": "/usr/bin:/bin:/usr/local/bin",
+           "GIT_CONFIG_NOSYSTEM": "1"}
+    result = subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, env=env)
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+def commit_tree(repo: Path, source: Path, message: str, parts=None) -> None:
+    """Replace repo/sglang with source/sglang (or only the given sub-folders of it) and commit."""
+    if (repo / "sglang").exists():
+        shutil.rmtree(repo / "sglang")
+    if parts is None:
+        shutil.copytree(source / "sglang", repo / "sglang", ignore=shutil.ignore_patterns("__pycache__"))
+    else:
+        for part in parts:
+            src = source / "sglang" / part
+            if src.is_dir():
+                shutil.copytree(src, repo / "sglang" / part, ignore=shutil.ignore_patterns("__pycache__"))
+            else:
+                for file in sorted(src.parent.glob(src.name)):
+                    (repo / "sglang" / part).parent.mkdir(parents=True, exist_ok=True)
+                    shutil.copy2(file, repo / "sglang" / file.relative_to(source / "sglang"))
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", message)
+
+
+def new_repo(path: Path) -> Path:
+    path.mkdir(parents=True, exist_ok=True)
+    git(path, "init", "-q")
+    return path
+
+
+def edit_line(path: Path, old: str, new: str) -> int:
+    """Replace the one line holding ``old``; return its 1-based number."""
+    lines = path.read_text().splitlines(keepends=True)
+    hits = [i for i, line in enumerate(lines) if old in line]
+    assert len(hits) == 1, (old, hits)
+    lines[hits[0]] = lines[hits[0]].replace(old, new)
+    path.write_text("".join(lines))
+    return hits[0] + 1
+
+
+def options(cache: Path, protocols=()) -> Options:
+    return Options(tuple(protocols), (), str(cache), True, 2)
+
+
+def brief(findings) -> set[tuple]:
+    return {(f["slug"], f["file"], f["line"], tuple(sorted(f.get("entries") or []))) for f in findings}
+
+
+@pytest.fixture
+def ok_repo(tmp_path):
+    repo = new_repo(tmp_path / "repo")
+    commit_tree(repo, EXAMPLES / "ok", "ok tree")
+    return repo
+
+
+# -- config -------------------------------------------------------------------------------
+
+def test_config_from_pyproject_and_command_line_override(tmp_path):
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.tracer]\nprotocols = ["sglang-eagle3"]\nfail-on = "warning"\n'
+        'exclude = ["sglang/srt/models/experimental_*.py"]\nbaseline = "ci/base.json"\nrules = ["x.toml"]\n'
+        'colour = "red"\n')
+    config = load_config(tmp_path)
+    assert config.protocols == ("sglang-eagle3",)
+    assert config.fail_on == "warning"
+    assert config.baseline == str(tmp_path / "ci" / "base.json")
+    assert config.rules == (str(tmp_path / "x.toml"),)
+    assert any("colour" in note for note in config.notes)
+    merged = merge(config, protocols=["sglang-dflash"], fail_on="error")
+    assert merged.protocols == ("sglang-dflash",) and merged.fail_on == "error"
+    assert merged.exclude == config.exclude  # not given on the command line: kept
+    assert is_excluded("sglang/srt/models/experimental_x.py", merged.exclude)
+    assert not is_excluded("sglang/srt/models/llama.py", merged.exclude)
+
+
+def test_config_python_subfolder_and_errors(tmp_path):
+    (tmp_path / "python").mkdir()
+    (tmp_path / "python" / "pyproject.toml").write_text('[tool.tracer]\nfail-on = "info"\n')
+    assert load_config(tmp_path).fail_on == "info"
+    (tmp_path / "pyproject.toml").write_text('[tool.tracer]\nfail-on = "sometimes"\n')
+    with pytest.raises(UsageError, match="fail-on"):
+        load_config(tmp_path)
+    assert load_config(tmp_path / "python").fail_on == "info"
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\n')  # no table: python/ is used
+    assert load_config(tmp_path).fail_on == "info"
+
+
+# -- suppressions and fingerprints ----------------------------------------------------------
+
+def test_parse_suppression():
+    assert parse_suppression("x = 1  # tracer: ignore[dead-write]") == (7, frozenset({"dead-write"}))
+    assert parse_suppression("x = 1  # tracer: ignore") == (7, None)
+    assert parse_suppression("x = 1  #tracer:ignore[a, b]")[1] == frozenset({"a", "b"})
+    assert parse_suppression('s = "# tracer: ignore"') is None
+    assert parse_suppression("x = 1  # noqa") is None
+
+
+def test_apply_suppressions_and_unused(tmp_path):
+    (tmp_path / "m.py").write_text(
+        "def f(self):\n"
+        "    self.a = 1  # tracer: ignore[dead-write]\n"
+        "    self.b = 2  # tracer: ignore[ids-dropped]\n"
+        "    self.c = 3  # tracer: ignore\n"
+        "    self.d = 4\n")
+    finding = {"slug": "dead-write", "severity": "error", "protocol": "p", "entry": "E", "entries": ["E"],
+               "file": "m.py", "line": 2, "col": 4, "message": "m", "hint": "h", "chain": []}
+    other = dict(finding, line=5)
+    scan = {"root": str(tmp_path), "findings": [finding, other], "models": [{"entry": "E", "findings": ["dead-write"]}]}
+    apply_suppressions(scan, tmp_path, files=["m.py"])
+    assert [f["line"] for f in scan["suppressed"]] == [2]
+    unused = sorted((f["line"], f["message"]) for f in scan["findings"] if f["slug"] == "unused-suppression")
+    assert [line for line, _ in unused] == [3, 4]
+    assert all(f["severity"] == "info" for f in scan["findings"] if f["slug"] == "unused-suppression")
+    assert scan["models"][0]["findings"] == ["dead-write"]  # line 5 still reports it
+
+
+def test_fingerprint_survives_line_moves(tmp_path):
+    body = "class A:\n    def setter(self, ids):\n        self.inner.setter()\n"
+    (tmp_path / "a.py").write_text(body)
+    (tmp_path / "b.py").write_text("import os\n\n# moved\n" + body)
+    lines = SourceLines(tmp_path)
+    assert enclosing_def(lines.lines("a.py"), 3) == "A.setter"
+    one = fingerprint(lines, {"file": "a.py", "line": 3, "protocol": "p"})
+    two = fingerprint(lines, {"file": "b.py", "line": 6, "protocol": "p"})
+    assert one == two
+    assert one != fingerprint(lines, {"file": "a.py", "line": 2, "protocol": "p"})
+
+
+# -- lint on a small tree -------------------------------------------------------------------
+
+def test_lint_clean_tree_and_no_change(ok_repo, tmp_path):
+    result = lint(ok_repo, None, LintConfig(), options(tmp_path / "cache"))
+    assert result["findings"] == [] and result["fixed"] == []
+    assert result["touched_in_package"] == []
+
+
+def test_lint_dropped_ids_in_working_tree(ok_repo, tmp_path):
+    line = edit_line(ok_repo / KIMI, "self.language_model.set_eagle3_layers_to_capture(layer_ids)",
+                     "self.language_model.set_eagle3_layers_to_capture()")
+    cache = tmp_path / "cache"
+    result = lint(ok_repo, None, LintConfig(), options(cache, ["sglang-eagle3"]))
+    errors = [f for f in result["findings"] if f["severity"] == "error"]
+    assert [(f["slug"], f["file"], f["line"]) for f in errors] == [("ids-dropped", KIMI, line)]
+    assert errors[0]["entries"] == [KIMI_ENTRY]
+    assert result["affected"]["sglang-eagle3"] == [KIMI_ENTRY]  # only the chain through the touched file
+    full = lint(ok_repo, None, LintConfig(), options(cache, ["sglang-eagle3"]), full=True)
+    assert brief(full["findings"]) == brief(result["findings"]) and brief(full["fixed"]) == brief(result["fixed"])
+
+    runner = CliRunner()
+    out = runner.invoke(main, ["lint", "-C", str(ok_repo), "--protocol", "sglang-eagle3", "--cache-dir", str(cache)])
+    assert out.exit_code == 1, out.output
+    assert f"{KIMI}:{line}:9: ids-dropped [error]" in out.output
+    assert "tracer lint: new findings: 1 error" in out.output
+    again = runner.invoke(main, ["lint", "-C", str(ok_repo), "--protocol", "sglang-eagle3", "--cache-dir", str(cache)])
+    assert again.exit_code == 1 and "(cached result)" in again.output
+    never = runner.invoke(main, ["lint", "-C", str(ok_repo), "--protocol", "sglang-eagle3", "--cache-dir", str(cache),
+                                 "--fail-on", "never", "--format", "github"])
+    assert never.exit_code == 0
+    assert f"::error file={KIMI},line={line},col=9,title=tracer ids-dropped::" in never.output
+
+
+def test_lint_base_class_change_reaches_the_wrappers(ok_repo, tmp_path):
+    """Renaming the setter in deepseek_v2 (the class Kimi-K2.5 delegates to) breaks Kimi's delegation:
+    the finding lands in kimi_k25.py, a file the change did not touch."""
+    edit_line(ok_repo / "sglang/srt/models/deepseek_v2.py", "def set_eagle3_layers_to_capture(",
+              "def set_eagle3_layers(")
+    delegation = next(i for i, text in enumerate((ok_repo / KIMI).read_text().splitlines(), 1)
+                      if "self.language_model.set_eagle3_layers_to_capture(layer_ids)" in text)
+    result = lint(ok_repo, None, LintConfig(), options(tmp_path / "cache", ["sglang-eagle3"]))
+    assert KIMI_ENTRY in result["affected"]["sglang-eagle3"]
+    kimi = [(f["slug"], f["file"], f["line"]) for f in result["findings"] if KIMI_ENTRY in f["entries"]]
+    assert kimi == [("broken-delegation", KIMI, delegation)]
+    full = lint(ok_repo, None, LintConfig(), options(tmp_path / "cache", ["sglang-eagle3"]), full=True)
+    assert brief(full["findings"]) == brief(result["findings"])
+    assert brief(full["fixed"]) == brief(result["fixed"])
+
+
+def test_lint_base_ref_commits_and_suppression(ok_repo, tmp_path):
+    git(ok_repo, "checkout", "-q", "-b", "feature")
+    line = edit_line(ok_repo / KIMI, "self.language_model.set_eagle3_layers_to_capture(layer_ids)",
+                     "self.language_model.set_eagle3_layers_to_capture()")
+    git(ok_repo, "commit", "-q", "-am", "drop ids")
+    cache = tmp_path / "cache"
+    against_head = lint(ok_repo, None, LintConfig(), options(cache, ["sglang-eagle3"]))
+    assert against_head["findings"] == []  # committed: the working tree matches HEAD
+    branch = lint(ok_repo, "HEAD~1", LintConfig(), options(cache, ["sglang-eagle3"]))
+    assert [(f["slug"], f["line"]) for f in branch["findings"]] == [("ids-dropped", line)]
+    # The other direction: the fix shows up as fixed.
+    git(ok_repo, "checkout", "-q", "HEAD~1", "--", KIMI)
+    fixed = lint(ok_repo, None, LintConfig(), options(cache, ["sglang-eagle3"]))
+    assert fixed["findings"] == [] and [(f["slug"], f["line"]) for f in fixed["fixed"]] == [("ids-dropped", line)]
+    git(ok_repo, "checkout", "-q", "HEAD", "--", KIMI)
+    # An inline suppression on the offending line silences it; a stale one is reported.
+    edit_line(ok_repo / KIMI, "set_eagle3_layers_to_capture()", "set_eagle3_layers_to_capture()  # tracer: ignore[ids-dropped]")
+    quiet = lint(ok_repo, "HEAD~1", LintConfig(), options(cache, ["sglang-eagle3"]))
+    assert quiet["findings"] == [] and [f["slug"] for f in quiet["suppressed"]] == ["ids-dropped"]
+    edit_line(ok_repo / KIMI, "# tracer: ignore[ids-dropped]", "# tracer: ignore[dead-write]")
+    stale = lint(ok_repo, "HEAD~1", LintConfig(fail_on="info"), options(cache, ["sglang-eagle3"]))
+    assert sorted(f["slug"] for f in stale["findings"]) == ["ids-dropped", "unused-suppression"]
+
+
+def test_baseline_accepts_findings_across_line_moves(ok_repo, tmp_path):
+    cache = tmp_path / "cache"
+    edit_line(ok_repo / KIMI, "self.language_model.set_eagle3_layers_to_capture(layer_ids)",
+              "self.language_model.set_eagle3_layers_to_capture()")
+    git(ok_repo, "commit", "-q", "-am", "known problem")
+    config = LintConfig()
+    path, count = write_baseline(ok_repo, None, config, options(cache, ["sglang-eagle3"]))
+    assert path == ok_repo / ".tracer-baseline.json" and count >= 1
+    doc = json.loads(path.read_text())
+    assert {"slug", "protocol", "entry", "fingerprint"} <= set(doc["findings"][0])
+    # An unrelated edit moves the line: still the accepted finding.
+    text = (ok_repo / KIMI).read_text()
+    (ok_repo / KIMI).write_text("# a new header comment\n\n" + text)
+    result = lint(ok_repo, "HEAD~1", config, options(cache, ["sglang-eagle3"]))
+    assert result["findings"] == [] and [f["slug"] for f in result["baselined"]] == ["ids-dropped"]
+    loud = lint(ok_repo, "HEAD~1", config, options(cache, ["sglang-eagle3"]), use_baseline=False)
+    assert [f["slug"] for f in loud["findings"]] == ["ids-dropped"]
+    out = CliRunner().invoke(main, ["baseline", "-C", str(ok_repo), "--protocol", "sglang-eagle3",
+                                    "--cache-dir", str(cache), "-o", str(tmp_path / "b.json")])
+    assert out.exit_code == 0 and "accepted findings" in out.output
+
+
+def test_lint_config_exclude_and_fail_on(ok_repo, tmp_path):
+    edit_line(ok_repo / KIMI, "self.language_model.set_eagle3_layers_to_capture(layer_ids)",
+              "self.language_model.set_eagle3_layers_to_capture()")
+    (ok_repo / "pyproject.toml").write_text('[tool.tracer]\nprotocols = ["sglang-eagle3"]\n'
+                                            'exclude = ["sglang/srt/models/kimi_*.py"]\n')
+    runner = CliRunner()
+    args = ["lint", "-C", str(ok_repo), "--cache-dir", str(tmp_path / "cache")]
+    out = runner.invoke(main, args)
+    assert out.exit_code == 0, out.output
+    (ok_repo / "pyproject.toml").write_text('[tool.tracer]\nprotocols = ["sglang-eagle3"]\nfail-on = "never"\n')
+    out = runner.invoke(main, args)
+    assert out.exit_code == 0 and "ids-dropped" in out.output
+    out = runner.invoke(main, args + ["--fail-on", "error"])  # the command line wins
+    assert out.exit_code == 1
+
+
+def test_lint_outside_git_is_a_usage_error(tmp_path):
+    shutil.copytree(EXAMPLES / "ok", tmp_path / "plain")
+    out = CliRunner().invoke(main, ["lint", "-C", str(tmp_path / "plain")])
+    assert out.exit_code == 2 and "not inside a git checkout" in out.output
+
+
+# -- SARIF --------------------------------------------------------------------------------
+
+def _validate_sarif(text: str) -> dict:
+    jsonschema = pytest.importorskip("jsonschema")
+    schema = json.loads(SARIF_SCHEMA.read_text())
+    document = json.loads(text)
+    validator = jsonschema.Draft4Validator(schema, format_checker=jsonschema.Draft4Validator.FORMAT_CHECKER)
+    errors = sorted(validator.iter_errors(document), key=lambda e: list(e.path))
+    assert not errors, [f"{list(e.path)}: {e.message}" for e in errors[:5]]
+    return document
+
+
+@pytest.mark.parametrize("tree", ["ids-dropped", "broken-delegation", "input-error", "ok"])
+def test_scan_sarif_validates_against_the_schema(tree, tmp_path):
+    out = CliRunner().invoke(main, ["scan", str(EXAMPLES / tree), "--format", "sarif", "--cache-dir", str(tmp_path),
+                                    "--fail-on", "never"])
+    assert out.exit_code == 0, out.output
+    document = _validate_sarif(out.output)
+    run = document["runs"][0]
+    assert run["tool"]["driver"]["rules"], "rule metadata"
+    if tree != "ok":
+        assert run["results"] and all(r["locations"][0]["physicalLocation"]["region"]["startLine"] >= 1
+                                      for r in run["results"])
+
+
+def test_lint_sarif_validates(ok_repo, tmp_path):
+    edit_line(ok_repo / KIMI, "self.language_model.set_eagle3_layers_to_capture(layer_ids)",
+              "self.language_model.set_eagle3_layers_to_capture()  # tracer: ignore[dead-write]")
+    out = CliRunner().invoke(main, ["lint", "-C", str(ok_repo), "--protocol", "sglang-eagle3", "--format", "sarif",
+                                    "--fail-on", "info", "--cache-dir", str(tmp_path / "cache")])
+    assert out.exit_code == 1
+    document = _validate_sarif(out.output)
+    assert {r["ruleId"] for r in document["runs"][0]["results"]} == {"ids-dropped", "unused-suppression"}
+
+
+def test_pre_commit_hook_definition():
+    yaml = pytest.importorskip("yaml")
+    hooks = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())
+    hook = next(h for h in hooks if h["id"] == "tracer")
+    assert hook["entry"] == "tracer lint" and hook["language"] == "python" and hook["pass_filenames"] is False
+
+
+# -- real releases ------------------------------------------------------------------------
+
+# Enough of a release for its chains and runner call sites: the model and runner
+# packages, the scheduler side (managers) and the top-level modules.
+PARTS = ["__init__.py", "version.py", "srt/__init__.py", "srt/models", "srt/model_executor", "srt/managers"]
+RUNNER_0_5_6 = {
+    ("ids-dropped", "sglang/srt/model_executor/cuda_graph_runner.py", 339),
+    ("call-order", "sglang/srt/model_executor/model_runner.py", 552),
+    ("ids-dropped", "sglang/srt/model_executor/model_runner.py", 2199),
+}
+
+
+@pytest.fixture(scope="module")
+def lint_cache(tmp_path_factory):
+    return tmp_path_factory.mktemp("lint-cache")
+
+
+@pytest.fixture(scope="module")
+def release_pair(sglang_release, tmp_path_factory, lint_cache):
+    """lint --base HEAD~1 results both ways between 0.5.6 and 0.5.16."""
+    old, new = sglang_release("0.5.6"), sglang_release("0.5.16")
+    results = {}
+    for name, first, second in (("up", old, new), ("down", new, old)):
+        repo = new_repo(tmp_path_factory.mktemp(name))
+        commit_tree(repo, first, "first", PARTS)
+        commit_tree(repo, second, "second", PARTS)
+        results[name] = lint(repo, "HEAD~1", LintConfig(), options(lint_cache))
+        results[name + "-repo"] = repo
+    return results
+
+
+@pytest.mark.real
+def test_real_upgrade_fixes_the_0_5_6_runner(release_pair):
+    """0.5.6's CudaGraphRunner calls the setter without ids before capture (cuda_graph_runner.py:339),
+    _dummy_run does the same (model_runner.py:2199) and initialize() sets the configured ids only after
+    init_device_graphs() (model_runner.py:552); 0.5.16 sets them with ids in
+    configure_aux_hidden_state_capture before any capture. Upgrading fixes all three."""
+    up = release_pair["up"]
+    fixed = {(f["slug"], f["file"], f["line"]) for f in up["fixed"]}
+    assert RUNNER_0_5_6 <= fixed
+    assert not any(f["file"].startswith("sglang/srt/model_executor/") for f in up["findings"])
+
+
+@pytest.mark.real
+def test_real_downgrade_introduces_them(release_pair):
+    down = release_pair["down"]
+    new = {(f["slug"], f["file"], f["line"]) for f in down["findings"]}
+    assert RUNNER_0_5_6 <= new
+    assert all(f["entries"] == [] for f in down["findings"] if f["file"].startswith("sglang/srt/model_executor/"))
+
+
+@pytest.mark.real
+def test_real_pair_is_symmetric(release_pair):
+    """What the upgrade introduces for the protocol both releases have, the downgrade fixes, and back."""
+    def eagle3(findings):
+        return {(f["slug"], f["file"], f["line"]) for f in findings if f["protocol"] in ("sglang-eagle3", "")}
+    up, down = release_pair["up"], release_pair["down"]
+    assert eagle3(up["fixed"]) == eagle3(down["findings"])
+    assert eagle3(down["fixed"]) == eagle3(up["findings"])
+    # 0.5.16 adds DFlash: every DFlash finding is new in the upgrade and fixed in the downgrade.
+    assert any(f["protocol"] == "sglang-dflash" for f in up["findings"])
+    assert not any(f["protocol"] == "sglang-dflash" for f in down["findings"])
+
+
+@pytest.mark.real
+def test_real_upgrade_matches_a_full_scan(release_pair, lint_cache):
+    repo = release_pair["up-repo"]
+    full = lint(repo, "HEAD~1", LintConfig(), options(lint_cache), full=True)
+    assert brief(full["findings"]) == brief(release_pair["up"]["findings"])
+    assert brief(full["fixed"]) == brief(release_pair["up"]["fixed"])
+
+
+@pytest.fixture(scope="module")
+def repo_0_5_23(sglang_release, tmp_path_factory):
+    repo = new_repo(tmp_path_factory.mktemp("r23"))
+    commit_tree(repo, sglang_release("0.5.23"), "0.5.23", PARTS)
+    return repo
+
+
+@pytest.mark.real
+@pytest.mark.parametrize("new_call, slug", [
+    ("self.language_model.set_eagle3_layers_to_capture()", "ids-dropped"),
+    ("self.vision_tower.set_eagle3_layers_to_capture(layer_ids)", "broken-delegation"),
+])
+def test_real_broken_kimi_wrapper_fails_the_lint(repo_0_5_23, lint_cache, new_call, slug):
+    """kimi_k25.py (0.5.23) delegates to self.language_model (a DeepseekV3ForCausalLM, which inherits
+    DeepseekV2ForCausalLM's setter); dropping the ids or delegating to self.vision_tower (a
+    MoonViT3dPretrainedModel, no setter) must fail the lint on that line, and only there."""
+    path = repo_0_5_23 / KIMI
+    original = path.read_text()
+    try:
+        line = edit_line(path, "self.language_model.set_eagle3_layers_to_capture(layer_ids)", new_call)
+        out = CliRunner().invoke(main, ["lint", "-C", str(repo_0_5_23), "--cache-dir", str(lint_cache),
+                                        "--format", "json"])
+        assert out.exit_code == 1, out.output
+        result = json.loads(out.output)
+        errors = [(f["slug"], f["file"], f["line"], f["entries"]) for f in result["findings"]
+                  if f["severity"] == "error"]
+        assert errors == [(slug, KIMI, line, [KIMI_ENTRY])]
+        assert set(result["affected"]["sglang-eagle3"]) == {KIMI_ENTRY}
+    finally:
+        path.write_text(original)
+
+
+@pytest.mark.real
+def test_real_scan_sarif_validates(sglang_release, tmp_path, lint_cache):
+    out = CliRunner().invoke(main, ["scan", str(sglang_release("0.5.6")), "--format", "sarif",
+                                    "--cache-dir", str(lint_cache), "--fail-on", "never"])
+    assert out.exit_code == 0
+    document = _validate_sarif(out.output)
+    assert {r["ruleId"] for r in document["runs"][0]["results"]} >= {"ids-dropped", "call-order"}
