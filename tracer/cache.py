@@ -47,22 +47,22 @@ class SummaryCache:
         assert self.directory is not None
         return self.directory / "summaries" / key[:2] / f"{key}.json"
 
-    def get(self, key: str) -> ModuleSummary | None:
+    def get(self, key: str, kind: type = ModuleSummary):
         if self.directory is None:
             return None
         try:
             with open(self._path(key), encoding="utf-8") as fh:
                 data = json.load(fh)
             summary = from_plain(data)
-            if not isinstance(summary, ModuleSummary):
-                raise ValueError("not a module summary")
+            if not isinstance(summary, kind):
+                raise ValueError(f"not a {kind.__name__}")
         except (OSError, ValueError, TypeError, KeyError, RecursionError):
             self.misses += 1
             return None
         self.hits += 1
         return summary
 
-    def put(self, key: str, summary: ModuleSummary) -> None:
+    def put(self, key: str, summary) -> None:
         if self.directory is None:
             return
         path = self._path(key)

@@ -55,16 +55,15 @@ def scan(path: str | Path, protocols: list[Protocol] | None = None, cache_dir: s
     project = Project(files, cache, jobs)
     resolver = Resolver(project)
 
-    # Lazy indexing: full summaries for modules that mention a protocol name,
-    # outlines for the other entry modules (needed for EntryClass and bases).
+    # Lazy indexing: outlines (where definitions are) for the entry modules and
+    # the modules that mention a protocol name; method bodies are parsed one
+    # at a time, only when a chain or the runner walk needs them.
     tokens = {t for p in chosen for t in p.tokens}
     requests: dict[str, str] = {}
     for source in project.by_module.values():
         data = project.data(source.module)
         mentions = data is None or any(t.encode() in data for t in tokens)
-        if mentions:
-            requests[source.module] = "full"
-        elif any(p.is_entry_module(source.module) for p in chosen):
+        if mentions or any(p.is_entry_module(source.module) for p in chosen):
             requests[source.module] = "outline"
     project.load(requests)
     # A protocol whose setter no file mentions is not part of this release.
@@ -102,6 +101,7 @@ def scan(path: str | Path, protocols: list[Protocol] | None = None, cache_dir: s
             "files_total": len(files),
             "files_parsed": project.parsed_full,
             "files_outlined": project.parsed_outline,
+            "functions_parsed": project.parsed_functions,
             "cache_hits": cache.hits,
             "seconds": round(time.perf_counter() - started, 3),
         },

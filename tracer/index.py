@@ -75,9 +75,12 @@ def resolve_relative(module: str, is_package: bool, level: int, name: str) -> st
 class _Collector(cst.CSTVisitor):
     METADATA_DEPENDENCIES = (PositionProvider,)
 
-    def __init__(self, module: str, is_package: bool, code_for_node, line_map=None):
+    def __init__(self, module: str, is_package: bool, code_for_node, line_map=None, line_offset: int = 0,
+                 col_shift: int = 0):
         super().__init__()
         self.line_map = line_map
+        self.line_offset = line_offset
+        self.col_shift = col_shift
         self.module = module
         self.is_package = is_package
         self.code_for_node = code_for_node
@@ -99,7 +102,7 @@ class _Collector(cst.CSTVisitor):
         if self.line_map is not None:
             return self.line_map.get(id(node), 0), 0
         pos = self.get_metadata(PositionProvider, node)
-        return pos.start.line, pos.start.column
+        return pos.start.line + self.line_offset, pos.start.column + self.col_shift
 
     def _src(self, node: cst.CSTNode) -> str:
         text = " ".join(self.code_for_node(node).split())
@@ -189,7 +192,7 @@ class _Collector(cst.CSTVisitor):
             self._func_stack[-1]["nested"] += 1
             return
         line, col = self._pos(node)
-        end = self.get_metadata(PositionProvider, node).end.line
+        end = self.get_metadata(PositionProvider, node).end.line + self.line_offset
         params = []
         for p in list(node.params.posonly_params) + list(node.params.params) + list(node.params.kwonly_params):
             default = dotted(p.default) if p.default is not None else ""
@@ -591,6 +594,45 @@ def summarize(text: str, module: str, path: str, is_package: bool, level: str = 
         functions=tuple(collector.functions), module_calls=tuple(collector.module_calls),
         assignments=tuple(collector.assignments),
     )
+
+
+def summarize_function(text: str, start: int, end: int, module: str, class_qualname: str = "",
+                       is_package: bool = False) -> Function:
+    """Summarise one method or function: lines ``start..end`` (1-based, decorators
+    included) of ``text``. Positions are those of the whole file."""
+    lines = text.split("\n")[start - 1:end]
+    indent = min((len(l) - len(l.lstrip()) for l in lines if l.strip()), default=0)
+    snippet = "\n".join(l[indent:] if len(l) >= indent else l.lstrip() for l in lines) + "\n"
+    if class_qualname:
+        # Parse it as the body of its class so the collector sees a method.
+        body = "\n".join(("    " + l) if l.strip() else l for l in snippet.split("\n"))
+        snippet = f"class {class_qualname.rsplit('.', 1)[-1]}:\n{body}"
+        offset, col_shift = start - 2, indent - 4
+    else:
+        offset, col_shift = start - 1, indent
+    try:
+        tree = cst.parse_module(snippet)
+    except cst.ParserSyntaxError as exc:
+        raise InputError(f"syntax error: {exc.message}", offset + exc.raw_line) from None
+    except RecursionError:
+        raise InputError("nesting too deep to parse", start) from None
+    except Exception as exc:
+        raise InputError(f"cannot parse: {type(exc).__name__}", start) from None
+    try:
+        wrapper = MetadataWrapper(tree, unsafe_skip_copy=True)
+        collector = _Collector(module, is_package, tree.code_for_node, line_offset=offset, col_shift=col_shift)
+        wrapper.visit(collector)
+    except RecursionError:
+        raise InputError("nesting too deep to analyse", start) from None
+    functions = [m for c in collector.classes for m in c.methods] + list(collector.functions)
+    if not functions:
+        raise InputError("no function found at the given lines", start)
+    function = functions[0]
+    if class_qualname and function.qualname != f"{class_qualname}.{function.name}":
+        import dataclasses
+
+        function = dataclasses.replace(function, qualname=f"{class_qualname}.{function.name}")
+    return function
 
 
 def decode_source(data: bytes) -> str:

@@ -13,8 +13,9 @@ from dataclasses import dataclass
 
 from tracer.cache import SummaryCache, entry_key
 from tracer.discover import SourceFile
-from tracer.index import InputError, decode_source, summarize
-from tracer.summary import ModuleSummary
+from tracer.index import InputError, decode_source, summarize, summarize_function
+from tracer.outline import outline_summary
+from tracer.summary import Function, ModuleSummary
 
 MAX_FILE_BYTES = 20 * 1024 * 1024  # larger files are reported, not parsed
 
@@ -39,6 +40,8 @@ def index_file(source: SourceFile, level: str, data: bytes | None = None) -> Mod
         if len(data) > MAX_FILE_BYTES:
             raise InputError(f"file larger than {MAX_FILE_BYTES // (1024 * 1024)} MB; not parsed", 1)
         text = decode_source(data)
+        if level == "outline":
+            return outline_summary(text, source.module, source.path, source.is_package)
         return summarize(text, source.module, source.path, source.is_package, level)
     except InputError as exc:
         return ModuleSummary(source.module, source.path, level, error=exc.reason, error_line=exc.line or 1)
@@ -70,6 +73,9 @@ class Project:
         self._data: dict[str, bytes | None] = {}
         self.parsed_full = 0
         self.parsed_outline = 0
+        self.parsed_functions = 0
+        self._text: dict[str, str | None] = {}
+        self._functions: dict[tuple[str, str], Function | None] = {}
 
     # -- raw text ----------------------------------------------------------------
     def data(self, module: str) -> bytes | None:
@@ -133,6 +139,73 @@ class Project:
 
     def full(self, name: str) -> ModuleSummary | None:
         return self.module(name, "full")
+
+    # -- one function at a time ---------------------------------------------------------
+    def text(self, module: str) -> str | None:
+        if module not in self._text:
+            data = self.data(module)
+            try:
+                self._text[module] = decode_source(data) if data is not None else None
+            except InputError:
+                self._text[module] = None
+        return self._text[module]
+
+    def _span(self, module: str, qualname: str) -> tuple[int, int] | None:
+        summary = self.module(module)
+        if summary is None or summary.error:
+            return None
+        owner, _, name = qualname.rpartition(".")
+        if owner:
+            cls = summary.cls(owner)
+            spans = cls.method_spans if cls else ()
+        else:
+            spans = summary.function_spans
+        found = None
+        for span_name, start, end in spans:
+            if span_name == name:
+                found = (start, end)  # the last definition wins, as at run time
+        return found
+
+    def function_text(self, module: str, qualname: str) -> str | None:
+        """Source of one method (``Class.method``) or function, by the outline's span."""
+        span = self._span(module, qualname)
+        text = self.text(module)
+        if span is None or text is None:
+            return None
+        return "\n".join(text.split("\n")[span[0] - 1:span[1]])
+
+    def function(self, module: str, qualname: str) -> Function | None:
+        """libcst summary of one method or function, parsed and cached on its own."""
+        key = (module, qualname)
+        if key in self._functions:
+            return self._functions[key]
+        summary = self.module(module)
+        result: Function | None = None
+        if summary is not None and summary.level == "full":
+            owner, _, name = qualname.rpartition(".")
+            if owner:
+                cls = summary.cls(owner)
+                result = cls.method(name) if cls else None
+            else:
+                result = summary.function(name)
+        else:
+            span = self._span(module, qualname)
+            snippet = self.function_text(module, qualname)
+            if span is not None and snippet is not None:
+                source = self.by_module[module]
+                cache_key = entry_key(snippet.encode(), module, f"{source.path}:{span[0]}:{qualname}", "function")
+                result = self.cache.get(cache_key, Function)
+                if result is None:
+                    owner = qualname.rpartition(".")[0]
+                    try:
+                        result = summarize_function(self.text(module), span[0], span[1], module, owner,
+                                                    source.is_package)
+                        self.parsed_functions += 1
+                        self.cache.put(cache_key, result)
+                    except InputError:
+                        result = None
+        self._functions[key] = result
+        return result
 
     def input_problems(self) -> list[InputProblem]:
         problems = list(self.duplicates)

@@ -64,8 +64,8 @@ class Resolver:
         self.registry_class_keywords: set[str] = set()  # keywords of those factories that pass a class
 
     # -- definitions ---------------------------------------------------------------
-    def class_def(self, ref: ClassRef, full: bool = False) -> ClassDef | None:
-        summary = self.project.module(ref.module, "full" if full else "outline")
+    def class_def(self, ref: ClassRef) -> ClassDef | None:
+        summary = self.project.module(ref.module)
         if summary is None:
             return None
         return summary.cls(ref.qualname)
@@ -84,9 +84,9 @@ class Resolver:
         for cls in reversed(summary.classes):
             if cls.qualname == head:
                 return self._descend(Symbol("class", module, cls.qualname), rest, depth)
-        for fn in reversed(summary.functions):
-            if fn.name == head:
-                return Symbol("function", module, fn.name) if not rest else Symbol("unknown", why=f"attribute of function {dotted}")
+        function_names = [span[0] for span in summary.function_spans] or [f.name for f in summary.functions]
+        if head in function_names:
+            return Symbol("function", module, head) if not rest else Symbol("unknown", why=f"attribute of function {dotted}")
         for name, values, _ in reversed(summary.assignments):
             if name == head and len(values) == 1 and values[0] != head:
                 return self._descend(self.resolve_name(module, values[0], depth + 1), rest, depth)
@@ -193,6 +193,30 @@ class Resolver:
                 continue
             self._linearise(resolved, stack + [ref], order, notes)
 
+    def method_names(self, ref: ClassRef) -> list[str]:
+        cls = self.class_def(ref)
+        if cls is None:
+            return []
+        return [span[0] for span in cls.method_spans] or [m.name for m in cls.methods]
+
+    def method(self, ref: ClassRef, name: str) -> Function | None:
+        """The summary of ``ref``'s own method ``name`` (parsed on first use)."""
+        if name not in self.method_names(ref):
+            return None
+        return self.project.function(ref.module, f"{ref.qualname}.{name}")
+
+    def methods_mentioning(self, ref: ClassRef, *words: str, pattern: re.Pattern | None = None) -> list[Function]:
+        """Own methods whose source text contains any of ``words`` (or matches
+        ``pattern``): a text test first, so only those few are parsed."""
+        found = []
+        for name in dict.fromkeys(self.method_names(ref)):
+            text = self.project.function_text(ref.module, f"{ref.qualname}.{name}")
+            if text is None or any(w in text for w in words) or (pattern is not None and pattern.search(text)):
+                method = self.project.function(ref.module, f"{ref.qualname}.{name}")
+                if method is not None:
+                    found.append(method)
+        return found
+
     def find_method(self, ref: ClassRef, name: str, after: ClassRef | None = None
                     ) -> tuple[ClassRef, Function] | None:
         """The class in ref's MRO that defines ``name`` (optionally after ``after``)."""
@@ -200,30 +224,32 @@ class Resolver:
         if after is not None and after in classes:
             classes = classes[classes.index(after) + 1:]
         for cls in classes:
-            if not self.project.mentions(cls.module, name):
-                continue  # the module's text never says the name: cannot define it
-            summary = self.project.full(cls.module)
-            if summary is None:
-                continue
-            definition = summary.cls(cls.qualname)
-            if definition is not None and definition.method(name) is not None:
-                return cls, definition.method(name)
+            method = self.method(cls, name)
+            if method is not None:
+                return cls, method
         return None
 
     def methods_in_mro(self, ref: ClassRef, mentioning: str) -> list[tuple[ClassRef, Function]]:
-        """Every method (first definition wins) of ref's MRO in modules that mention a word."""
-        found: dict[str, tuple[ClassRef, Function]] = {}
+        """Every method (first definition wins) of ref's MRO whose text mentions a word;
+        a method overridden lower in the MRO hides the base's."""
+        found: dict[str, tuple[ClassRef, Function] | None] = {}
         classes, _ = self.mro(ref)
         for cls in classes:
-            if not self.project.mentions(cls.module, mentioning):
-                continue
-            summary = self.project.full(cls.module)
-            definition = summary.cls(cls.qualname) if summary else None
-            if definition is None:
-                continue
-            for method in definition.methods:
-                found.setdefault(method.name, (cls, method))
-        return list(found.values())
+            names = self.method_names(cls)
+            mentioning_methods = {m.name: m for m in self.methods_mentioning(cls, mentioning)}
+            for name in names:
+                if name in found and found[name] is not None:
+                    continue
+                if name in mentioning_methods:
+                    found[name] = (cls, mentioning_methods[name])
+                elif name not in found:
+                    # An override hides the base's method unless it calls it.
+                    text = self.project.function_text(cls.module, f"{cls.qualname}.{name}") or ""
+                    calls_base = f"super().{name}(" in text or f".{name}(self" in text
+                    found[name] = None if not calls_base else found.get(name)
+                    if calls_base:
+                        found.pop(name, None)
+        return [v for v in found.values() if v is not None]
 
     # -- attribute types -------------------------------------------------------------
     def attribute_types(self, concrete: ClassRef, attr: str) -> list[Typed] | Untyped:
@@ -232,10 +258,7 @@ class Resolver:
         typed: list[Typed] = []
         reasons: list[str] = []
         for owner in classes:
-            if not self.project.mentions(owner.module, attr):
-                continue
-            summary = self.project.full(owner.module)
-            definition = summary.cls(owner.qualname) if summary else None
+            definition = self.class_def(owner)
             if definition is None:
                 continue
             for ann_name, ann_type in definition.annotations:
@@ -243,7 +266,8 @@ class Resolver:
                     result = self.resolve_class(owner.module, ann_type)
                     if isinstance(result, ClassRef):
                         typed.append(Typed(result, f"class annotation ({attr}: {ann_type})"))
-            for method in definition.methods:
+            assigns = re.compile(rf"self\.{re.escape(attr)}\s*(?::[^=\n]*)?=(?!=)")
+            for method in self.methods_mentioning(owner, pattern=assigns):
                 for write in method.writes:
                     if write.target != f"self.{attr}":
                         continue
@@ -313,8 +337,7 @@ class Resolver:
             return
         symbol = self.resolve_name(owner.module, callee)
         if symbol.kind == "function":
-            summary = self.project.full(symbol.module)
-            factory = summary.function(symbol.qualname) if summary else None
+            factory = self.project.function(symbol.module, symbol.qualname)
             self._type_from_returns(concrete, ClassRef(symbol.module, ""), factory, f"factory {callee}()",
                                     attr, typed, reasons)
             return
@@ -353,7 +376,7 @@ class Resolver:
         ``self.x = self.cls_attr(...)`` (class attribute naming a class)."""
         classes, _ = self.mro(concrete)
         for cls in classes:
-            definition = self.class_def(cls, full=self.project.mentions(cls.module, name))
+            definition = self.class_def(cls)
             if definition is None:
                 continue
             for attr_name, value in definition.class_attrs:
@@ -364,7 +387,7 @@ class Resolver:
                     else:
                         reasons.append(f"self.{attr} = self.{name}(...): {result.why}")
                     return
-            factory = definition.method(name)
+            factory = self.method(cls, name)
             if factory is not None:
                 self._type_from_returns(concrete, cls, factory, f"factory method {cls.name}.{name}()",
                                         attr, typed, reasons)
@@ -413,9 +436,7 @@ class Resolver:
             subclasses = classes[: classes.index(owner)]
             positions = [p.name for p in method.params]
             for sub in reversed(subclasses):  # nearest subclass first
-                summary = self.project.full(sub.module)
-                definition = summary.cls(sub.qualname) if summary else None
-                init = definition.method(method.name) if definition else None
+                init = self.method(sub, method.name)
                 if init is None:
                     continue
                 for call in init.calls:

@@ -8,6 +8,7 @@ resolve inside the tree.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from tracer.findings import RULES, Finding
@@ -15,6 +16,7 @@ from tracer.protocol import Protocol
 from tracer.resolve import ClassRef, Resolver
 from tracer.summary import Call, Function
 
+_CALLED = re.compile(r"(\w+)\s*\(")
 MAX_WALK = 4000  # calls visited per root (bounds time on huge runners)
 MAX_DEPTH = 12
 
@@ -43,6 +45,7 @@ class RunnerAnalysis:
         self.resolver = resolver
         self.project = resolver.project
         self.protocol = protocol
+        self._reaching: set[str] | None = None
 
     def _path(self, module: str) -> str:
         source = self.project.by_module.get(module)
@@ -53,16 +56,22 @@ class RunnerAnalysis:
         proto = self.protocol
         sites = []
         for module in candidate_modules:
-            summary = self.project.full(module)
+            summary = self.project.module(module)
             if summary is None or summary.error:
                 continue
-            owners: list[tuple[str, Function]] = [("", f) for f in summary.functions]
+            owners: list[tuple[str, Function]] = []
+            for name, _, _ in summary.function_spans:
+                text = self.project.function_text(module, name) or ""
+                fn = self.project.function(module, name) if proto.setter in text else None
+                if fn is not None:
+                    owners.append(("", fn))
             for cls in summary.classes:
                 if f"{module}.{cls.qualname}" in model_classes:
                     continue
-                if cls.method(proto.setter) is not None and not proto.is_runner_module(module):
+                ref = ClassRef(module, cls.qualname)
+                if proto.setter in self.resolver.method_names(ref) and not proto.is_runner_module(module):
                     continue  # a model-like class delegating inside itself
-                owners.extend((cls.qualname, m) for m in cls.methods)
+                owners.extend((cls.qualname, m) for m in self.resolver.methods_mentioning(ref, proto.setter))
             for owner, fn in owners:
                 for call in fn.calls:
                     if call.func.rpartition(".")[2] == proto.setter and "." in call.func:
@@ -123,6 +132,44 @@ class RunnerAnalysis:
         return sites, findings
 
     # -- the ordered walk --------------------------------------------------------------
+    def _reaches(self, func: str) -> bool:
+        """Can a call of this name lead to a setter call or a graph capture?
+
+        A text-only fixpoint over the functions of the modules that mention a
+        relevant name: a function is relevant when its source mentions one, or
+        calls (by name) a relevant function. Calls of other names are not
+        walked, which spares parsing most of a runner's start-up code.
+        """
+        if self._reaching is None:
+            self._reaching = self._reaching_names()
+        name = func.rpartition(".")[2]
+        return name in self._reaching or name == "__init__"
+
+    def _reaching_names(self) -> set[str]:
+        relevant = set(self._relevant_names()) | {p.rpartition(".")[2] for p in self.protocol.graph_capture_calls}
+        calls_of: dict[str, set[str]] = {}
+        for module in self.project.by_module:
+            if not self._relevant(module):
+                continue
+            summary = self.project.module(module)
+            if summary is None or summary.error:
+                continue
+            qualnames = [name for name, _, _ in summary.function_spans]
+            qualnames += [f"{c.qualname}.{name}" for c in summary.classes for name, _, _ in c.method_spans]
+            for qualname in qualnames:
+                text = self.project.function_text(module, qualname) or ""
+                body = text.split("\n", 1)[1] if "\n" in text else ""
+                calls_of.setdefault(qualname.rpartition(".")[2], set()).update(_CALLED.findall(body))
+        reaching = set(relevant)
+        changed = True
+        while changed:
+            changed = False
+            for name, called in calls_of.items():
+                if name not in reaching and called & reaching:
+                    reaching.add(name)
+                    changed = True
+        return reaching
+
     def _relevant(self, module: str) -> bool:
         return any(self.project.mentions(module, name) for name in self._relevant_names())
 
@@ -146,16 +193,10 @@ class RunnerAnalysis:
             module = ".".join(parts[:cut])
             if module in self.project.by_module:
                 rest = parts[cut:]
-                summary = self.project.full(module)
-                if summary is None:
-                    return
-                if len(rest) == 2:
-                    cls = summary.cls(rest[0])
-                    fn = cls.method(rest[1]) if cls else None
-                    if fn is not None:
-                        self._walk_function(module, ClassRef(module, rest[0]), fn, walk, 0)
-                elif len(rest) == 1 and summary.function(rest[0]):
-                    self._walk_function(module, None, summary.function(rest[0]), walk, 0)
+                fn = self.project.function(module, ".".join(rest))
+                if fn is not None:
+                    cls = ClassRef(module, rest[0]) if len(rest) == 2 else None
+                    self._walk_function(module, cls, fn, walk, 0)
                 return
 
     def _walk_function(self, module: str, cls: ClassRef | None, fn: Function, walk: _Walk, depth: int) -> None:
@@ -189,6 +230,8 @@ class RunnerAnalysis:
         if not func:
             return []
         if func.startswith("self.") and func.count(".") == 1 and cls is not None:
+            if not self._reaches(func):
+                return []
             found = self.resolver.find_method(cls, func[5:])
             if found:
                 owner, method = found
@@ -205,6 +248,8 @@ class RunnerAnalysis:
             # self.worker.init_x(): follow only into modules that can matter for
             # the order (they mention the setter or a graph-capture name).
             receiver, _, name = func.rpartition(".")
+            if not self._reaches(func):
+                return []
             types = self.resolver.receiver_types(cls, receiver)
             targets = []
             if isinstance(types, list):
@@ -218,8 +263,7 @@ class RunnerAnalysis:
         if symbol.kind in ("function", "class") and not self._relevant(symbol.module):
             return []
         if symbol.kind == "function":
-            summary = self.project.full(symbol.module)
-            target = summary.function(symbol.qualname) if summary else None
+            target = self.project.function(symbol.module, symbol.qualname) if self._reaches(func) else None
             if target:
                 return [(symbol.module, None, target, symbol.fullname)]
         if symbol.kind == "class":
@@ -232,8 +276,10 @@ class RunnerAnalysis:
 
 
     def _relevant_names(self) -> tuple[str, ...]:
+        # "Class.method" patterns contribute the class name: a bare method name
+        # such as "capture" is in too many modules to prune anything.
         names = [self.protocol.setter]
-        names += [p.rpartition(".")[2] for p in self.protocol.graph_capture_calls]
+        names += [p.split(".")[0] if "." in p else p for p in self.protocol.graph_capture_calls]
         names += list(self.protocol.graph_capture_classes)
         return tuple(names)
 

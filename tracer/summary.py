@@ -100,6 +100,7 @@ class ClassDef:
     annotations: tuple[tuple[str, str], ...] = ()  # class-level `attr: Type`
     class_attrs: tuple[tuple[str, str], ...] = ()  # class-level `attr = Name`
     conditional: bool = False  # defined under if/try at module level
+    method_spans: tuple[tuple[str, int, int], ...] = ()  # (name, first line, last line) of each method
 
     def method(self, name: str) -> Function | None:
         for method in self.methods:
@@ -128,6 +129,7 @@ class ModuleSummary:
     assignments: tuple[tuple[str, tuple[str, ...], int], ...] = ()  # (name, dotted values, line)
     error: str = ""  # input error: why the module could not be read or parsed
     error_line: int = 0
+    function_spans: tuple[tuple[str, int, int], ...] = ()  # (name, first line, last line) of top-level functions
 
     def cls(self, name: str) -> ClassDef | None:
         for c in self.classes:

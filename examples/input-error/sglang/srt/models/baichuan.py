@@ -1,4 +1,4 @@
-# (input-error expected at the conflict marker, line 31: see EXPECT.toml)
+# (input-error expected at the conflict marker, line 30: see EXPECT.toml)
 """Causal LM committed with merge-conflict markers: a syntax error (tracer example)."""
 
 from typing import List, Optional
