@@ -4,7 +4,14 @@ small cases for each construct it models."""
 
 import pytest
 
-from tracer.evaluate import ABSENT, Obj, Unknown, captured_indices, evaluate_function, is_unknown
+from tracer.evaluate import (
+    ABSENT,
+    Obj,
+    Unknown,
+    captured_indices,
+    evaluate_function,
+    is_unknown,
+)
 
 # ----------------------------------------------------------------------------
 # Verbatim sources. Each is (line of the `def` in the release file, source).

@@ -10,7 +10,12 @@ from pathlib import Path
 import pytest
 
 from tracer.configs import load_draft_config, load_target_config
-from tracer.explain import annotate_scan, explain_model, format_explanation, stage_ranges
+from tracer.explain import (
+    annotate_scan,
+    explain_model,
+    format_explanation,
+    stage_ranges,
+)
 
 CONFIGS = Path(__file__).parent / "data" / "configs"
 EXPECTATIONS = Path(__file__).parent / "data" / "real_expectations.json"
@@ -415,11 +420,13 @@ def expected_model(version, entry):
 
 
 def chain(setter, write, read, delegate=None):
-    hops = [dict(kind="setter", qualname=setter[0], file=setter[1], line=setter[2])]
+    def hop(kind, where, **extra):
+        return {"kind": kind, "qualname": where[0], "file": where[1], "line": where[2], **extra}
+
+    hops = [hop("setter", setter)]
     if delegate:
-        hops.append(dict(kind="delegate", qualname=delegate[0], file=delegate[1], line=delegate[2], passes_ids=True))
-    hops.append(dict(kind="write", qualname=write[0], file=write[1], line=write[2]))
-    hops.append(dict(kind="read", qualname=read[0], file=read[1], line=read[2]))
+        hops.append(hop("delegate", delegate, passes_ids=True))
+    hops += [hop("write", write), hop("read", read)]
     return {"entry": setter[0].rsplit(".", 1)[0], "protocol": "sglang-eagle3", "verdict": "ok", "chain": hops}
 
 

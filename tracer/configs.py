@@ -13,21 +13,22 @@ from __future__ import annotations
 
 import json
 import struct
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional, Sequence
+from typing import Any
 
 __all__ = [
+    "DRAFT_IDS_KEYS",
+    "TEXT_CONFIG_KEYS",
     "ConfigError",
-    "TargetConfig",
     "DraftConfig",
     "FcWeight",
-    "load_target_config",
-    "load_draft_config",
-    "read_safetensors_header",
+    "TargetConfig",
     "find_fc_weight",
-    "TEXT_CONFIG_KEYS",
-    "DRAFT_IDS_KEYS",
+    "load_draft_config",
+    "load_target_config",
+    "read_safetensors_header",
 ]
 
 TEXT_CONFIG_KEYS = ("text_config", "language_config", "llm_config")
@@ -68,7 +69,7 @@ def _read_json(path: Path, what: str) -> dict:
     return data
 
 
-def _int_or_none(data: dict, key: str, path: Path, what: str) -> Optional[int]:
+def _int_or_none(data: dict, key: str, path: Path, what: str) -> int | None:
     value = data.get(key)
     if value is None:
         return None
@@ -85,11 +86,11 @@ class TargetConfig:
     path: Path
     top: dict  # the whole config.json: what a wrapper's self.config is
     text: dict  # the nested text config (or the top one): what the inner language model's self.config is
-    text_key: Optional[str]  # "text_config" etc., None when not nested
+    text_key: str | None  # "text_config" etc., None when not nested
     architectures: tuple
-    model_type: Optional[str]
-    num_hidden_layers: Optional[int]  # of the text model
-    hidden_size: Optional[int]  # of the text model
+    model_type: str | None
+    num_hidden_layers: int | None  # of the text model
+    hidden_size: int | None  # of the text model
 
     @property
     def is_nested(self) -> bool:
@@ -148,7 +149,7 @@ class FcWeight:
     file: Path
 
     @property
-    def input_width(self) -> Optional[int]:
+    def input_width(self) -> int | None:
         return self.shape[1] if len(self.shape) == 2 else None
 
 
@@ -181,7 +182,7 @@ def _is_fc_weight(name: str) -> bool:
     return name == "fc.weight" or name.endswith(".fc.weight")
 
 
-def find_fc_weight(files: Sequence[Path | str]) -> Optional[FcWeight]:
+def find_fc_weight(files: Sequence[Path | str]) -> FcWeight | None:
     """The draft's ``fc.weight`` (the projection of the concatenated aux states)."""
     for file in files:
         header = read_safetensors_header(file)
@@ -213,21 +214,21 @@ def _safetensors_beside(folder: Path) -> list:
 class DraftConfig:
     path: Path
     raw: dict
-    layer_ids: Optional[tuple]  # the ids the draft was trained on, None when it names none
-    ids_key: Optional[str]  # where they were found, e.g. "eagle_config.eagle_aux_hidden_state_layer_ids"
-    num_aux_hidden_states: Optional[int]
-    target_hidden_size: Optional[int]
-    hidden_size: Optional[int]
-    use_aux_hidden_state: Optional[bool]  # eagle_config.use_aux_hidden_state when present
-    fc: Optional[FcWeight] = None
+    layer_ids: tuple | None  # the ids the draft was trained on, None when it names none
+    ids_key: str | None  # where they were found, e.g. "eagle_config.eagle_aux_hidden_state_layer_ids"
+    num_aux_hidden_states: int | None
+    target_hidden_size: int | None
+    hidden_size: int | None
+    use_aux_hidden_state: bool | None  # eagle_config.use_aux_hidden_state when present
+    fc: FcWeight | None = None
     architectures: tuple = ()
     notes: tuple = field(default_factory=tuple)
 
     @property
-    def fc_input_width(self) -> Optional[int]:
+    def fc_input_width(self) -> int | None:
         return self.fc.input_width if self.fc else None
 
-    def expected_aux_count(self, target_hidden: Optional[int]) -> tuple:
+    def expected_aux_count(self, target_hidden: int | None) -> tuple:
         """(count, source): how many aux states the draft's fc expects, best evidence first."""
         hidden = self.target_hidden_size or target_hidden
         width = self.fc_input_width
@@ -254,7 +255,7 @@ def _get_dotted(data: dict, dotted: str) -> tuple:
 def load_draft_config(
     path: Path | str,
     ids_keys: Sequence[str] = DRAFT_IDS_KEYS,
-    weights: Optional[Sequence[Path | str]] = None,
+    weights: Sequence[Path | str] | None = None,
 ) -> DraftConfig:
     """Read an EAGLE-3 draft config (folder or file). Safetensors files in the
     same folder (or ``weights``) are read for ``fc.weight``'s shape."""

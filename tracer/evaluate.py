@@ -14,27 +14,28 @@ from __future__ import annotations
 import copy
 import operator
 import textwrap
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Optional
+from typing import Any
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 __all__ = [
-    "Unknown",
-    "Obj",
-    "Call",
-    "Exit",
+    "ABSENT",
     "Branch",
-    "UnknownNote",
-    "Outcome",
+    "Call",
     "CaptureEvent",
     "CaptureResult",
-    "evaluate_function",
+    "Exit",
+    "Obj",
+    "Outcome",
+    "Unknown",
+    "UnknownNote",
     "captured_indices",
-    "is_unknown",
     "contains_unknown",
-    "ABSENT",
+    "evaluate_function",
+    "is_unknown",
 ]
 
 _MAX_STEPS = 200_000
@@ -50,7 +51,7 @@ class Unknown:
 
     expr: str
     why: str
-    path: Optional[str] = None
+    path: str | None = None
 
     def __repr__(self) -> str:
         return f"Unknown({self.expr!r}: {self.why})"
@@ -98,13 +99,13 @@ def is_unknown(value: Any) -> bool:
 class Call:
     """A call the function made on an attribute (or a free function)."""
 
-    receiver: Optional[str]  # dotted receiver, e.g. "self.language_model"; None for free functions
+    receiver: str | None  # dotted receiver, e.g. "self.language_model"; None for free functions
     method: str
     args: tuple
     kwargs: tuple  # ((name, value), ...)
     line: int
     source: str
-    condition: Optional[str] = None  # set when made inside a branch that could not be decided
+    condition: str | None = None  # set when made inside a branch that could not be decided
 
 
 @dataclass(frozen=True)
@@ -113,7 +114,7 @@ class Exit:
 
     kind: str  # "return" | "raise"
     line: int
-    condition: Optional[str]  # source of the enclosing if-condition(s), None at top level
+    condition: str | None  # source of the enclosing if-condition(s), None at top level
     source: str  # the statement's source
 
 
@@ -136,13 +137,13 @@ class UnknownNote:
 class Outcome:
     writes: Mapping[str, Any]
     calls: tuple
-    returned_early: Optional[Exit]
-    raised: Optional[Exit]
+    returned_early: Exit | None
+    raised: Exit | None
     return_value: Any
     branches: tuple
     unknowns: tuple
     complete: bool  # False when evaluation stopped at an undecidable branch
-    stopped: Optional[UnknownNote] = None
+    stopped: UnknownNote | None = None
     write_lines: Mapping[str, int] = field(default_factory=dict)  # target -> line of its last write
 
     @property
@@ -155,7 +156,7 @@ class CaptureEvent:
     index: int  # the layer index i found in layers_to_capture
     line: int
     in_loop: bool  # False for a test outside the decoder loop (e.g. final-norm capture)
-    condition: Optional[str] = None  # undecidable condition it depends on
+    condition: str | None = None  # undecidable condition it depends on
 
 
 @dataclass(frozen=True)
@@ -164,8 +165,8 @@ class CaptureResult:
     captured: tuple  # layers_to_capture entries really hit, in order (each once per visit)
     events: tuple  # CaptureEvent
     never_visited: tuple  # entries of layers_to_capture that no test hit
-    loop_line: Optional[int]
-    loop_source: Optional[str]
+    loop_line: int | None
+    loop_source: str | None
     unknowns: tuple
     complete: bool
     tested_by: tuple = ()  # "list" (i in layers_to_capture) and/or "marker" (getattr(layer, marker, ...))
@@ -180,12 +181,12 @@ class CaptureResult:
 
 
 class _Return(Exception):
-    def __init__(self, value: Any, line: int, source: str, condition: Optional[str] = None):
+    def __init__(self, value: Any, line: int, source: str, condition: str | None = None):
         self.value, self.line, self.source, self.condition = value, line, source, condition
 
 
 class _Raise(Exception):
-    def __init__(self, line: int, source: str, condition: Optional[str] = None):
+    def __init__(self, line: int, source: str, condition: str | None = None):
         self.line, self.source, self.condition = line, source, condition
 
 
@@ -250,7 +251,7 @@ class _State:
         self.conditions: list = []  # source of enclosing decided if-conditions
         self.forks: list = []  # source of enclosing undecidable conditions
 
-    def fork(self) -> "_State":
+    def fork(self) -> _State:
         other = _State()
         other.locals = copy.deepcopy(self.locals)
         other.writes = copy.deepcopy(self.writes)
@@ -289,9 +290,9 @@ class _Interpreter:
         positions: Mapping[cst.CSTNode, Any],
         env: Mapping[str, Any],
         first_line: int,
-        watch_path: Optional[str] = None,
+        watch_path: str | None = None,
         capture_loops: frozenset = frozenset(),
-        marker: Optional[str] = None,
+        marker: str | None = None,
     ) -> None:
         self.module = module
         self.positions = positions
@@ -324,7 +325,7 @@ class _Interpreter:
             self._seen_notes.add(key)
             self.unknowns.append(UnknownNote(expr, line, why))
 
-    def unknown(self, node: cst.CSTNode, why: str, path: Optional[str] = None) -> Unknown:
+    def unknown(self, node: cst.CSTNode, why: str, path: str | None = None) -> Unknown:
         return Unknown(self.src(node), why, path)
 
     def tick(self) -> None:
@@ -341,7 +342,7 @@ class _Interpreter:
             return True, self.env[path]
         return False, None
 
-    def path_of(self, node: cst.BaseExpression) -> Optional[str]:
+    def path_of(self, node: cst.BaseExpression) -> str | None:
         """Dotted rendering of Name/Attribute/Subscript chains (indices evaluated)."""
         if isinstance(node, cst.Name):
             return node.value
@@ -403,7 +404,7 @@ class _Interpreter:
             try:
                 self.run_block(node.body)
             except _Raise as exc:
-                raise _Stop(UnknownNote(exc.source, exc.line, "raise inside try: which handler runs is not modelled"))
+                raise _Stop(UnknownNote(exc.source, exc.line, "raise inside try: which handler runs is not modelled")) from None
             if node.orelse is not None:
                 self.run_block(node.orelse.body)
             if node.finalbody is not None:
@@ -463,7 +464,7 @@ class _Interpreter:
         if isinstance(target, (cst.Tuple, cst.List)):
             elements = [e.value for e in target.elements]
             if isinstance(value, (list, tuple)) and len(value) == len(elements):
-                for element, item in zip(elements, value):
+                for element, item in zip(elements, value, strict=True):
                     self.assign(element, item)
             else:
                 for element in elements:
@@ -656,10 +657,7 @@ class _Interpreter:
             return value
         if isinstance(value, Obj):
             return True
-        try:
-            return bool(value)
-        except Exception:  # pragma: no cover - plain data always has a truth value
-            return Unknown(repr(value), "truth value unknown")
+        return bool(value)
 
     def apply(self, fn: Any, left: Any, right: Any, node: cst.CSTNode) -> Any:
         if fn is None:
@@ -672,7 +670,7 @@ class _Interpreter:
         except Exception as exc:  # noqa: BLE001 - arithmetic on scanned values
             return self.unknown(node, f"{type(exc).__name__}: {exc}")
 
-    def eval(self, node: Optional[cst.BaseExpression]) -> Any:
+    def eval(self, node: cst.BaseExpression | None) -> Any:
         if node is None:
             return None
         self.tick()
@@ -1049,7 +1047,7 @@ class _Interpreter:
         self.record_call(None, self.src(func), args, kwargs, node)
         return self.unknown(node, "result of a call the evaluator does not follow")
 
-    def record_call(self, receiver: Optional[str], method: str, args: list, kwargs: dict, node: cst.Call) -> None:
+    def record_call(self, receiver: str | None, method: str, args: list, kwargs: dict, node: cst.Call) -> None:
         line = self.line(node)
         for value in list(args) + list(kwargs.values()):
             if is_unknown(value) and receiver is not None and receiver.startswith("self"):
@@ -1091,7 +1089,7 @@ class _Interpreter:
             return self.unknown(node, f"{type(exc).__name__}: {exc}")
         return _NOT_PLAIN
 
-    def _all_known(self, node: cst.Call, values: list) -> Optional[Unknown]:
+    def _all_known(self, node: cst.Call, values: list) -> Unknown | None:
         for value in values:
             if is_unknown(value):
                 return Unknown(self.src(node), f"depends on {value.expr}: {value.why}")
@@ -1189,7 +1187,7 @@ class _Interpreter:
         for items in lists:
             if is_unknown(items):
                 return items
-        return [tuple(group) for group in zip(*lists)]
+        return [tuple(group) for group in zip(*lists, strict=False)]
 
     def builtin_isinstance(self, node, args, kwargs):
         return self.unknown(node, "isinstance is not modelled")
@@ -1265,13 +1263,12 @@ class _Interpreter:
 
     def builtin_print(self, node, args, kwargs):
         self.record_call(None, "print", args, kwargs, node)
-        return None
 
 
 _NOT_PLAIN = object()
 
 
-def _first_unknown(value: Any) -> Optional[Unknown]:
+def _first_unknown(value: Any) -> Unknown | None:
     """The first Unknown in a value or inside a list/tuple/dict it holds."""
     if is_unknown(value):
         return value
@@ -1299,7 +1296,7 @@ def _same(a: Any, b: Any) -> bool:
         return False
 
 
-def _event_key(event: "CaptureEvent") -> tuple:
+def _event_key(event: CaptureEvent) -> tuple:
     # The same index captured on both sides of an undecidable branch is captured either way.
     return (event.index, event.in_loop)
 
@@ -1349,7 +1346,7 @@ def _bind_params(interp: _Interpreter, function: cst.FunctionDef, args: Mapping[
         raise ValueError(f"unknown parameters {sorted(extra)} for {function.name.value}")
 
 
-def _exit_condition(state: _State) -> Optional[str]:
+def _exit_condition(state: _State) -> str | None:
     return " and ".join(state.conditions) or None
 
 
@@ -1414,11 +1411,11 @@ def _run(interp: _Interpreter, function: cst.FunctionDef, args: Mapping[str, Any
     )
 
 
-def _capture_loops(function: cst.FunctionDef, module: cst.Module, watch_path: str, marker: Optional[str] = None) -> tuple:
+def _capture_loops(function: cst.FunctionDef, module: cst.Module, watch_path: str, marker: str | None = None) -> tuple:
     """For loops whose body tests membership in ``watch_path`` (or reads the per-layer ``marker``)."""
     watched = watch_path
 
-    def renders(node: cst.BaseExpression) -> Optional[str]:
+    def renders(node: cst.BaseExpression) -> str | None:
         if isinstance(node, cst.Name):
             return node.value
         if isinstance(node, cst.Attribute):
@@ -1467,9 +1464,9 @@ def captured_indices(
     env: Mapping[str, Any],
     *,
     state_path: str = "self.layers_to_capture",
-    args: Optional[Mapping[str, Any]] = None,
+    args: Mapping[str, Any] | None = None,
     first_line: int = 1,
-    marker_attribute: Optional[str] = None,
+    marker_attribute: str | None = None,
 ) -> CaptureResult:
     """Run a forward method's decoder loop on ``layers_to_capture``.
 

@@ -17,25 +17,34 @@ from __future__ import annotations
 import copy
 import re
 import textwrap
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Optional, Sequence
+from typing import Any
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from tracer.configs import DraftConfig, TargetConfig
-from tracer.evaluate import ABSENT, Obj, Unknown, captured_indices, contains_unknown, evaluate_function, is_unknown
+from tracer.evaluate import (
+    ABSENT,
+    Obj,
+    Unknown,
+    captured_indices,
+    contains_unknown,
+    evaluate_function,
+    is_unknown,
+)
 
 __all__ = [
+    "ExplainError",
+    "annotate_scan",
+    "explain_command",
     "explain_model",
     "format_explanation",
-    "annotate_scan",
-    "pick_model",
-    "explain_command",
-    "stage_ranges",
     "locate_function",
-    "ExplainError",
+    "pick_model",
+    "stage_ranges",
 ]
 
 # The protocol facts explain needs (rules/sglang-eagle3.toml); a caller may pass its own.
@@ -152,7 +161,7 @@ def _module_info(path: Path) -> dict:
     return info
 
 
-def _module_file(root: Path, qualname: str) -> Optional[str]:
+def _module_file(root: Path, qualname: str) -> str | None:
     parts = qualname.split(".")
     for cut in range(len(parts), 0, -1):
         relative = "/".join(parts[:cut]) + ".py"
@@ -193,7 +202,7 @@ def _class_walk(root: Path, owner: str) -> tuple:
     return order, complete
 
 
-def class_has_method(root: Path, owner: str, method: str) -> Optional[bool]:
+def class_has_method(root: Path, owner: str, method: str) -> bool | None:
     """Whether a class (by dotted name) or a base found by name defines ``method``; None when unsure."""
     order, complete = _class_walk(root, owner)
     if any(method in methods for _, _, methods in order):
@@ -213,7 +222,7 @@ def find_forwards(root: Path, owner: str) -> list:
     return found
 
 
-def locate_function(root: Path, file: str, line: Optional[int], name: Optional[str] = None, qualname: Optional[str] = None) -> FunctionSource:
+def locate_function(root: Path, file: str, line: int | None, name: str | None = None, qualname: str | None = None) -> FunctionSource:
     """The innermost function of ``file`` whose lines hold ``line`` (its ``def``
     or a line of its body); falls back to the qualname's method name."""
     path = Path(root) / file
@@ -237,7 +246,7 @@ def locate_function(root: Path, file: str, line: Optional[int], name: Optional[s
 # ------------------------------------------------------------ pipeline stages
 
 
-def stage_ranges(root: Path, num_layers: int, pp: int, environ: Optional[dict] = None) -> tuple:
+def stage_ranges(root: Path, num_layers: int, pp: int, environ: dict | None = None) -> tuple:
     """[(start, end)] per pipeline rank, computed by evaluating the release's own
     ``get_pp_indices`` (so the version's remainder rule is used); (None, why) when it cannot."""
     if pp == 1:
@@ -313,7 +322,7 @@ def _fmt(value: Any) -> str:
     return repr(list(value)) if isinstance(value, tuple) else repr(value)
 
 
-def _layer_objects(store: dict, prefix: str, num_layers: Optional[int], marker: Optional[str]) -> dict:
+def _layer_objects(store: dict, prefix: str, num_layers: int | None, marker: str | None) -> dict:
     """``self.layers`` / ``self.model.layers`` as layer objects carrying the marks set so far
     (make_layers keeps the full length on every pipeline rank)."""
     out = {}
@@ -426,7 +435,7 @@ def _run_chain(root: Path, hops: list, ids: Any, target: TargetConfig, rank: _Ra
         steps.append(text)
         next_fn = locate_function(root, next_hop["file"], next_hop.get("line"), next_method, next_hop["qualname"])
         names = _params(next_fn)
-        args = {n: v for n, v in zip(names, call.args)}
+        args = dict(zip(names, call.args, strict=False))
         args.update(dict(call.kwargs))
         prefix = prefix + call.receiver[len("self"):]
     return {"steps": steps, "unknowns": unknowns, "returned_early": early, "raised": raised}
@@ -453,12 +462,12 @@ def _transform(args: dict, value: Any, protocol: dict) -> str:
     return " (ids changed)"
 
 
-def _state_owner_prefix(store: dict, attribute: str) -> Optional[str]:
+def _state_owner_prefix(store: dict, attribute: str) -> str | None:
     owners = [p[: -len(attribute) - 1] for p in store if p.endswith("." + attribute)]
     return owners[-1] if owners else None
 
 
-def _consumer_env(store: dict, owner: Optional[str], config: dict, rank: _Rank, pp: int, num_layers: int, marker: Optional[str]) -> dict:
+def _consumer_env(store: dict, owner: str | None, config: dict, rank: _Rank, pp: int, num_layers: int, marker: str | None) -> dict:
     env = _base_env(config, rank, pp)
     env["forward_batch.can_run_tbo"] = False
     layers = []
@@ -492,7 +501,7 @@ def _call_sequence(call_sites: Sequence[dict], protocol: str) -> list:
     return sorted(sites, key=key)
 
 
-def _finding(slug: str, severity: str, message: str, hint: str, file: Optional[str], line: Optional[int]) -> dict:
+def _finding(slug: str, severity: str, message: str, hint: str, file: str | None, line: int | None) -> dict:
     return {"slug": slug, "severity": severity, "message": message, "hint": hint, "file": file, "line": line}
 
 
@@ -504,7 +513,7 @@ def explain_model(
     draft: DraftConfig,
     pp: int = 1,
     *,
-    protocol: Optional[dict] = None,
+    protocol: dict | None = None,
 ) -> dict:
     root = Path(root)
     proto = dict(DEFAULT_PROTOCOL)
@@ -551,7 +560,7 @@ def explain_model(
                          "why": f"explain covers {proto['name']}; this chain is {model_protocol}"})
         return result
     if not hops:
-        unknowns.append({"expr": model.get("entry"), "file": model.get("file"), "line": model.get("line"), "why": "the chain has no setter hop (verdict %s)" % model.get("verdict")})
+        unknowns.append({"expr": model.get("entry"), "file": model.get("file"), "line": model.get("line"), "why": f"the chain has no setter hop (verdict {model.get('verdict')})"})
         return result
     for hop in unresolved:
         unknowns.append({"expr": hop.get("qualname"), "file": hop.get("file"), "line": hop.get("line"), "why": hop.get("reason", "unresolved hop")})
@@ -562,7 +571,7 @@ def explain_model(
     result["runner_ids"] = runner_ids
     if draft.layer_ids is not None and runner_ids is None:
         notes.append(
-            f"the draft names ids under `{draft.ids_key}`, but the runner reads only {', '.join('`%s`' % k for k in runner_keys)}; it calls the setter with None"
+            f"the draft names ids under `{draft.ids_key}`, but the runner reads only {', '.join(f'`{k}`' for k in runner_keys)}; it calls the setter with None"
         )
     if draft.use_aux_hidden_state is False:
         notes.append("the draft sets eagle_config.use_aux_hidden_state = false")
@@ -594,7 +603,7 @@ def explain_model(
     per_rank: dict = {}
     for rank in ranks:
         store: dict = {}
-        graph_store: Optional[dict] = None
+        graph_store: dict | None = None
         runs = []
         for site in sequence:
             passes = site.get("passes_ids")
@@ -634,7 +643,7 @@ def explain_model(
                 seen_unknowns.add(key)
                 unknowns.append(u)
 
-    def capture_on(rank: _Rank, store: dict) -> Optional[dict]:
+    def capture_on(rank: _Rank, store: dict) -> dict | None:
         owner = _state_owner_prefix(store, state_attr)
         ltc = store.get(f"{owner}.{state_attr}") if owner else None
         out = {"owner": owner, "layers_to_capture": ltc, "captured": None, "visited": None, "result": None}
@@ -723,16 +732,16 @@ class _Facts:
     target: TargetConfig
     pp: int
     hops: list
-    write_hop: Optional[dict]
+    write_hop: dict | None
     sequence: list
-    runner_ids: Optional[list]
+    runner_ids: list | None
     ranks: list
     ranges_known: bool
-    ranges_how: Optional[str]
+    ranges_how: str | None
     per_rank: dict
-    loop_file: Optional[str]
+    loop_file: str | None
     cap: Any  # CaptureResult of the eager path, or None
-    layers_to_capture: Optional[list]  # fully known list, else None
+    layers_to_capture: list | None  # fully known list, else None
     result: dict
 
     @property
@@ -744,11 +753,11 @@ class _Facts:
         return self.write_hop or self.hops[0]
 
     @property
-    def loop_line(self) -> Optional[int]:
+    def loop_line(self) -> int | None:
         return self.cap.loop_line if self.cap is not None else None
 
 
-def _known_list(value: Any) -> Optional[list]:
+def _known_list(value: Any) -> list | None:
     return list(value) if isinstance(value, (list, tuple)) and not contains_unknown(value) else None
 
 
@@ -922,7 +931,7 @@ def _plain(value: Any) -> Any:
 # ------------------------------------------------------------ words
 
 
-def _outputs(indices: Optional[list]) -> str:
+def _outputs(indices: list | None) -> str:
     if indices is None:
         return "unknown"
     if not indices:
@@ -1025,7 +1034,7 @@ def explain_command():
             target = load_target_config(target_config)
             draft = load_draft_config(draft_config)
         except ConfigError as exc:
-            raise click.UsageError(str(exc))
+            raise click.UsageError(str(exc)) from None
         if pp < 1:
             raise click.UsageError("--pp must be at least 1")
         scan = scan_to_json(path)
@@ -1036,7 +1045,7 @@ def explain_command():
         try:
             result = explain_model(root, model, scan.get("call_sites", []), target, draft, pp=pp)
         except ExplainError as exc:
-            raise click.UsageError(str(exc))
+            raise click.UsageError(str(exc)) from None
         click.echo(json.dumps(result, indent=2, default=str) if fmt == "json" else format_explanation(result))
         if any(f["severity"] == "error" for f in result["findings"]):
             raise SystemExit(1)
@@ -1044,7 +1053,7 @@ def explain_command():
     return explain
 
 
-def annotate_scan(scan: dict, target: TargetConfig, draft: DraftConfig, pp: int = 1, entry: Optional[str] = None,
+def annotate_scan(scan: dict, target: TargetConfig, draft: DraftConfig, pp: int = 1, entry: str | None = None,
                   protocol: str = DEFAULT_PROTOCOL["name"]) -> dict:
     """For ``tracer scan --target-config/--draft-config``: a copy of the scan JSON
     whose model picked by the target config (or ``entry``) carries
@@ -1074,7 +1083,7 @@ def annotate_scan(scan: dict, target: TargetConfig, draft: DraftConfig, pp: int 
     return out
 
 
-def pick_model(scan: dict, target: TargetConfig, entry: Optional[str], protocol: str) -> Optional[dict]:
+def pick_model(scan: dict, target: TargetConfig, entry: str | None, protocol: str) -> dict | None:
     """The scan model for ``entry`` (full or class name) or the target's architectures."""
     models = [m for m in scan.get("models", []) if m.get("protocol", protocol) == protocol]
     wanted = [entry] if entry else list(target.architectures)
