@@ -706,3 +706,20 @@ def test_minimax_m3_marks_across_releases(tmp_path, version, setter_line, effect
     assert result["layers_to_capture"] == [1, 3, 4]
     assert result["effective_layers"] == effective
     assert slugs(result) == found
+
+
+@pytest.mark.real
+@needs_cache
+def test_seed_story_kimi_k25_with_the_embedding_id(tmp_path):
+    """The seed debugging story: a Kimi-K2.5 draft trained on cat([embedding, layer 2, layer 30]) names
+    ids [-1, 2, 30]. Stock 0.5.23 keeps them as given (first id is not 1): -1 is never visited, 2 and 30
+    capture the outputs of layers 1 and 29, and the fc gets 2 x 7168 inputs instead of 3 x 7168."""
+    t = load_target_config(CONFIGS / "kimi-k2.5")
+    d = draft(tmp_path, [-1, 2, 30], hidden=7168, fc_states=3)
+    result = explain_model(release("0.5.23"), REAL_CHAINS[("0.5.23", "kimi_k25")], [], t, d)
+    assert result["layers_to_capture"] == [-1, 2, 30]
+    assert result["effective_layers"] == [1, 29]
+    assert slugs(result) == ["offset-mismatch", "unreachable-layer", "count-mismatch"]
+    assert "2 x 7168 = 14336 inputs instead of 21504" in result["findings"][2]["message"]
+    text = format_explanation(result)
+    assert "Eager path captures the outputs of: layer 1, layer 29" in text
