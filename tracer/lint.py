@@ -42,7 +42,7 @@ from tracer.discover import UsageError
 from tracer.findings import SEVERITY_ORDER
 from tracer.suppress import SourceLines, apply_suppressions
 
-RECORD_VERSION = "2"
+RECORD_VERSION = "3"
 _DEF = re.compile(r"^(\s*)(?:async\s+)?(def|class)\s+(\w+)")
 
 
@@ -243,6 +243,9 @@ def scan_with_dependencies(path: Path, options: Options) -> dict:
         "files": [[f.module, f.path, f.is_package] for f in project.files],
         "entry_modules": sorted(m for m in project.by_module
                                 if any(p.is_entry_module(m) for p in context.result.protocols)),
+        # files naming each protocol's setter: a change that removes the last of them drops the protocol
+        "mentions": {p.name: sorted(s.path for m, s in project.by_module.items() if project.mentions(m, p.setter))
+                     for p in context.result.protocols},
     }
 
 
@@ -340,11 +343,20 @@ def retrace(root: Path, record: dict, touched: list[str], options: Options) -> d
                 files[path] = SourceFile(".".join(parts), path, str(full), is_package)
         else:
             files.pop(path, None)
+    touched_set = set(touched)
+    dropped = []
+    for proto in chosen:
+        # The change removes the protocol when it touches every file that named its setter and
+        # none of them names it any more (as the full scan would say: "not in this release").
+        naming = record.get("mentions", {}).get(proto.name)
+        if naming is not None and touched_set.issuperset(naming) and not any(
+                _mentions(root / path, proto.setter) for path in touched):
+            dropped.append(proto)
+    chosen = [p for p in chosen if p not in dropped]
     cache = SummaryCache((Path(options.cache_dir) if options.cache_dir else default_cache_dir()) if options.use_cache else None)
     project = Project(sorted(files.values(), key=lambda f: f.path), cache, options.jobs)
     resolver = Resolver(project)
 
-    touched_set = set(touched)
     by_path = {f.path: f for f in files.values()}
     base_paths = {path: module for module, path, _ in record["files"]}
     affected: dict[str, set[str]] = {p.name: set() for p in chosen}
@@ -402,6 +414,8 @@ def retrace(root: Path, record: dict, touched: list[str], options: Options) -> d
             call_sites.extend(sites)
             findings.extend(runner_findings)
     problems = [p for p in project.input_problems() if p.path in touched_set]
+    for proto in dropped:  # every chain of a dropped protocol is gone: its base findings are fixed
+        affected[proto.name] = {m["entry"] for m in record["scan"]["models"] if m["protocol"] == proto.name}
     return _head_json(models, call_sites, findings, problems, affected, runner_touched)
 
 
