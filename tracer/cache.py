@@ -16,7 +16,7 @@ from pathlib import Path
 from tracer import __version__
 from tracer.summary import ModuleSummary, from_plain, to_plain
 
-SCHEMA = "1"
+SCHEMA = "2"  # bump when a summary dataclass changes shape
 
 
 def default_cache_dir() -> Path:

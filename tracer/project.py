@@ -75,6 +75,8 @@ class Project:
         self.parsed_outline = 0
         self.parsed_functions = 0
         self._text: dict[str, str | None] = {}
+        self._lines: dict[str, list[str]] = {}
+        self._mentions: dict[tuple[str, str], bool] = {}
         self._functions: dict[tuple[str, str], Function | None] = {}
 
     # -- raw text ----------------------------------------------------------------
@@ -89,8 +91,12 @@ class Project:
 
     def mentions(self, module: str, word: str) -> bool:
         """Cheap text test: can this module define or use ``word`` at all?"""
-        data = self.data(module)
-        return data is None or word.encode() in data  # unreadable: do not rule out
+        key = (module, word)
+        found = self._mentions.get(key)
+        if found is None:
+            data = self.data(module)
+            found = self._mentions[key] = data is None or word.encode() in data  # unreadable: do not rule out
+        return found
 
     # -- summaries -----------------------------------------------------------------
     def load(self, requests: dict[str, str]) -> None:
@@ -169,10 +175,13 @@ class Project:
     def function_text(self, module: str, qualname: str) -> str | None:
         """Source of one method (``Class.method``) or function, by the outline's span."""
         span = self._span(module, qualname)
-        text = self.text(module)
-        if span is None or text is None:
+        if span is None:
             return None
-        return "\n".join(text.split("\n")[span[0] - 1:span[1]])
+        if module not in self._lines:
+            text = self.text(module)
+            self._lines[module] = text.split("\n") if text is not None else []
+        lines = self._lines[module]
+        return "\n".join(lines[span[0] - 1:span[1]]) if lines else None
 
     def function(self, module: str, qualname: str) -> Function | None:
         """libcst summary of one method or function, parsed and cached on its own."""

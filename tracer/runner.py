@@ -149,6 +149,10 @@ class RunnerAnalysis:
         relevant = set(self._relevant_names()) | {p.rpartition(".")[2] for p in self.protocol.graph_capture_calls}
         calls_of: dict[str, set[str]] = {}
         for module in self.project.by_module:
+            # the runner lives in the pack's runner modules; elsewhere only
+            # modules that call the setter can matter
+            if not (self.protocol.is_runner_module(module) or self.project.mentions(module, self.protocol.setter)):
+                continue
             if not self._relevant(module):
                 continue
             summary = self.project.module(module)
