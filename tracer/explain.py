@@ -623,14 +623,15 @@ def explain_model(
     seen_unknowns = set()
     for run in last["runs"]:
         site = run["site"]
-        where = f"{site['file']}:{site['line']}" if site.get("file") else "the runner"
+        where = f"{site['file']}:{site['line']}" if site.get("file") else None
         if not site.get("passes_ids"):
             passed = "no ids"
         elif run["ids"] is None:
             passed = "the draft's ids, which the runner read as None"
         else:
             passed = f"ids {_fmt(run['ids'])}"
-        label = f"runner call at {where} ({site.get('caller', '?')}) passes {passed}"
+        label = (f"runner call at {where} ({site.get('caller', '?')}) passes {passed}" if where
+                 else f"assumed runner call passes {passed}")
         if site.get("before_graph_capture"):
             label += ", before CUDA-graph capture"
         result["steps"].append(label)
@@ -802,10 +803,13 @@ def _offset_findings(f: _Facts) -> list:
     expected = [i + shift for i in f.runner_ids]
     if ltc == expected:
         return []
+    effective = f.result["effective_layers"]
+    captures = (f"the loop captures the outputs of layers {effective}" if effective is not None
+                else f"which would be the outputs of layers {[i - shift for i in ltc]}")
     return [_finding(
         "offset-mismatch", "error",
         f"the draft was trained on the outputs of layers {f.runner_ids} (layers_to_capture should be {expected} with the "
-        f"+{shift} shift), but the setter stores {ltc}, which captures the outputs of layers {[i - shift for i in ltc]}",
+        f"+{shift} shift), but the setter stores {ltc}: {captures}",
         f"apply the same +{shift} shift to explicit ids in every setter (input of layer i = output of layer i-1)",
         f.state_site.get("file"), f.state_site.get("line"))]
 
@@ -861,11 +865,14 @@ def _unreachable_findings(f: _Facts, lost_to_earlier_stages: list) -> list:
     unmarked = [i for i in missed if i in cap.visited]
     out = []
     if outside:
+        dropped = [i - 1 for i in outside if i >= 1]
+        what = f"the outputs of layers {dropped} are silently dropped" if dropped else "nothing is captured for them"
         out.append(_finding(
             "unreachable-layer", "error",
-            f"layers_to_capture entries {outside} are never visited by the loop over {span} (`{cap.loop_source}`), so the outputs "
-            f"of layers {[i - 1 for i in outside]} are silently dropped and {len(cap.captured)} of {len(ltc)} states are captured",
-            f"ids must be in 0..{n - 2} for a {n}-layer target (the last layer's output is never captured by this loop)",
+            f"layers_to_capture entries {outside} are never visited by the loop over {span} (`{cap.loop_source}`), so "
+            f"{what} and {len(cap.captured)} of {len(ltc)} states are captured",
+            f"with the +1 shift, ids must be in -1..{n - 2} for a {n}-layer target (-1 = the embedding output); "
+            "the last layer's output is never captured by this loop",
             f.loop_file, f.loop_line))
     if unmarked:
         marker = f.proto.get("marker_attribute")
