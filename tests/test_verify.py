@@ -106,7 +106,7 @@ def test_shrink_keeps_architecture_and_layers():
 
 
 def test_entries_map_to_families():
-    assert families.family_for_entry("DeepseekV3ForCausalLM").key == "deepseek_v2"
+    assert families.family_for_entry("DeepseekV3ForCausalLM").key == "deepseek_v3"
     assert families.family_for_entry("Llama4ForConditionalGeneration").wrapper
     with pytest.raises(KeyError):
         families.family_for_entry("NoSuchForCausalLM")
@@ -247,3 +247,27 @@ def test_static_prediction_agrees_with_the_runtime(verified, version):
         checked += 1
     if checked == 0:
         pytest.skip("the static engine made no prediction here")
+
+
+@needs_torch
+@pytest.mark.real
+def test_deepseek_v3_real_shape_first_id_rule_0_5_23(sglang_release, tmp_path):
+    """DeepSeek-V3's real config (61 layers, sizes shrunk) with the ids
+    Kimi/DeepSeek drafts ship: 0.5.23 adds +1 only when the first id is 1,
+    so [2,30,58] captures the outputs of layers [1,29,57]."""
+    out = tmp_path / "v3.json"
+    cmd = [sys.executable, "-m", "tracer.verify.cli", "--framework", str(sglang_release("0.5.23")),
+           "--device", "cpu", "--entry", "DeepseekV3ForCausalLM",
+           "--target-config", str(REPO / "examples/verify-h200/targets/deepseek-v3"),
+           "--draft-config", str(DRAFTS / "ids-2-30-58"), "-o", str(out)]
+    proc = subprocess.run(cmd, cwd=tmp_path, env=dict(os.environ, CUDA_VISIBLE_DEVICES=""),
+                          capture_output=True, text=True, timeout=900)
+    assert out.is_file(), proc.stderr[-3000:]
+    (row,) = json.loads(out.read_text())["rows"]
+    assert row["runtime"]["num_hidden_layers"] == 61
+    for path in ("extend", "decode"):
+        assert row["runtime"]["paths"][path]["captured"] == [1, 29, 57]
+        assert row["runtime"]["paths"][path]["max_diff_vs_transformers"] < 1e-4
+    assert row["judgement"]["verdict"] == "FAIL"  # asked [2,30,58]
+    if row["static"].get("effective_layers") is not None:
+        assert row["static"]["effective_layers"] == [1, 29, 57]
