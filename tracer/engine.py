@@ -60,14 +60,16 @@ def scan(path: str | Path, protocols: list[Protocol] | None = None, cache_dir: s
     # at a time, only when a chain or the runner walk needs them.
     tokens = {t for p in chosen for t in p.tokens}
     requests: dict[str, str] = {}
-    for source in project.by_module.values():
+    in_scope = [m for m in sorted(project.by_module) if any(p.in_scope(m) for p in chosen)]
+    for module in in_scope:
+        source = project.by_module[module]
         data = project.data(source.module)
         mentions = data is None or any(t.encode() in data for t in tokens)
         if mentions or any(p.is_entry_module(source.module) for p in chosen):
             requests[source.module] = "outline"
     project.load(requests)
     # A protocol whose setter no file mentions is not part of this release.
-    absent = [p.name for p in chosen if not any(project.mentions(m, p.setter) for m in project.by_module)]
+    absent = [p.name for p in chosen if not any(project.mentions(m, p.setter) for m in in_scope)]
     chosen = [p for p in chosen if p.name not in absent] or chosen[:1]
     absent = [name for name in absent if name not in {p.name for p in chosen}]
 
@@ -83,8 +85,8 @@ def scan(path: str | Path, protocols: list[Protocol] | None = None, cache_dir: s
             models.append(result)
             findings.extend(result.findings)
         candidates = sorted(
-            m for m in project.by_module
-            if project.mentions(m, proto.setter) and not proto.is_entry_module(m)
+            m for m in in_scope
+            if proto.in_scope(m) and project.mentions(m, proto.setter) and not proto.is_entry_module(m)
         )
         sites, runner_findings = RunnerAnalysis(resolver, proto).analyse(candidates, model_classes)
         call_sites.extend(sites)

@@ -65,6 +65,26 @@ class Protocol:
         return any(fnmatch.fnmatchcase(module, pat) for pat in self.runner_modules)
 
     @property
+    def scope(self) -> str:
+        """The package all entry and runner modules share ("sglang.srt"); a scan
+        reads only modules inside it. "" means everything."""
+        prefixes = [p.split("*")[0].rstrip(".").split(".") for p in self.entry_modules + self.runner_modules]
+        if getattr(self, "registry_module", ""):
+            prefixes.append(self.registry_module.split("."))
+        if not prefixes:
+            return ""
+        common = []
+        for parts in zip(*prefixes):
+            if len(set(parts)) != 1 or not parts[0]:
+                break
+            common.append(parts[0])
+        return ".".join(common)
+
+    def in_scope(self, module: str) -> bool:
+        scope = self.scope
+        return not scope or module == scope or module.startswith(scope + ".")
+
+    @property
     def tokens(self) -> tuple[str, ...]:
         """Names whose presence in a file means the file must be fully indexed."""
         names = (self.setter, self.state_attribute, self.output_flag, *self.delegate_methods, *self.default_methods)

@@ -16,7 +16,7 @@ from tracer.protocol import Protocol
 from tracer.resolve import ClassRef, Resolver
 from tracer.summary import Call, Function
 
-_CALLED = re.compile(r"(\w+)\s*\(")
+_CALLED = re.compile(r"\b(\w+)\s*\(")
 MAX_WALK = 4000  # calls visited per root (bounds time on huge runners)
 MAX_DEPTH = 12
 
@@ -149,6 +149,8 @@ class RunnerAnalysis:
         relevant = set(self._relevant_names()) | {p.rpartition(".")[2] for p in self.protocol.graph_capture_calls}
         calls_of: dict[str, set[str]] = {}
         for module in self.project.by_module:
+            if not self.protocol.in_scope(module):
+                continue
             # the runner lives in the pack's runner modules; elsewhere only
             # modules that call the setter can matter
             if not (self.protocol.is_runner_module(module) or self.project.mentions(module, self.protocol.setter)):
