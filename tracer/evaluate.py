@@ -234,7 +234,6 @@ _CMP_OPS = {
     cst.LessThanEqual: operator.le,
     cst.GreaterThanEqual: operator.ge,
 }
-_PLAIN = (int, float, str, bool, type(None), list, tuple, dict, set, frozenset, Obj, range)
 
 
 class _State:

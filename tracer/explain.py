@@ -82,21 +82,29 @@ class FunctionSource:
     last_line: int
 
 
-_FILE_CACHE: dict = {}
+# Bases that end a by-name class walk: they come from torch or the standard library.
+_TERMINAL_BASES = {"Module", "object", "Generic", "ABC", "Protocol", "ModuleList", "PreTrainedModel"}
+_PARSED: dict = {}
 
 
-def _functions_in(path: Path) -> list:
+def _parse(path: Path) -> dict:
+    """One libcst parse per file (cached by path and mtime): its functions with
+    their source and lines, its classes ({name: (bases, methods)}) and its
+    from-imports ({local name: (module, name)}); ``error`` when it does not parse."""
     key = (str(path), path.stat().st_mtime_ns)
-    if key in _FILE_CACHE:
-        return _FILE_CACHE[key]
+    if key in _PARSED:
+        return _PARSED[key]
+    parsed: dict = {"functions": [], "classes": {}, "imports": {}, "error": None}
     text = path.read_text(encoding="utf-8")
     try:
         wrapper = MetadataWrapper(cst.parse_module(text))
     except cst.ParserSyntaxError as exc:
-        raise ExplainError(f"{path}: syntax error: {exc.message}") from exc
+        parsed["error"] = f"{path}: syntax error: {exc.message}"
+        _PARSED[key] = parsed
+        return parsed
     positions = wrapper.resolve(PositionProvider)
     lines = text.splitlines(keepends=True)
-    found: list = []
+    functions = parsed["functions"]
 
     class Collector(cst.CSTVisitor):
         def __init__(self) -> None:
@@ -110,35 +118,17 @@ def _functions_in(path: Path) -> list:
 
         def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
             pos = positions[node]
-            qual = ".".join(self.scope + [node.name.value])
+            qual = ".".join([*self.scope, node.name.value])
             source = "".join(lines[pos.start.line - 1 : pos.end.line])
-            found.append(FunctionSource(path, node.name.value, qual, source, pos.start.line, pos.end.line))
+            functions.append(FunctionSource(path, node.name.value, qual, source, pos.start.line, pos.end.line))
             self.scope.append(node.name.value)
 
         def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
             self.scope.pop()
 
-    wrapper.module.visit(Collector())
-    _FILE_CACHE[key] = found
-    return found
-
-
-_MODULE_CACHE: dict = {}
-# Bases that end a by-name class walk: they come from torch or the standard library.
-_TERMINAL_BASES = {"Module", "object", "Generic", "ABC", "Protocol", "ModuleList", "PreTrainedModel"}
-
-
-def _module_info(path: Path) -> dict:
-    """Classes of one module ({name: (bases, methods)}) and its from-imports ({name: (module, name)})."""
-    key = str(path)
-    if key in _MODULE_CACHE:
-        return _MODULE_CACHE[key]
-    info: dict = {"classes": {}, "imports": {}}
-    try:
-        module = cst.parse_module(path.read_text(encoding="utf-8"))
-    except (OSError, cst.ParserSyntaxError):
-        module = None
-    for statement in module.body if module is not None else []:
+    module = wrapper.module
+    module.visit(Collector())
+    for statement in module.body:
         if isinstance(statement, cst.ClassDef):
             bases = []
             for arg in statement.bases:
@@ -148,17 +138,32 @@ def _module_info(path: Path) -> dict:
                 elif isinstance(value, cst.Name):
                     bases.append(value.value)
             methods = {s.name.value for s in statement.body.body if isinstance(s, cst.FunctionDef)}
-            info["classes"][statement.name.value] = (bases, methods)
+            parsed["classes"][statement.name.value] = (bases, methods)
         elif isinstance(statement, cst.SimpleStatementLine):
             for small in statement.body:
                 if isinstance(small, cst.ImportFrom) and not isinstance(small.names, cst.ImportStar) and small.module is not None:
-                    module_name = cst.Module([]).code_for_node(small.module)
+                    module_name = module.code_for_node(small.module)
                     for alias in small.names:
                         if isinstance(alias.name, cst.Name):
                             local = alias.asname.name.value if alias.asname and isinstance(alias.asname.name, cst.Name) else alias.name.value
-                            info["imports"][local] = (module_name, alias.name.value)
-    _MODULE_CACHE[key] = info
-    return info
+                            parsed["imports"][local] = (module_name, alias.name.value)
+    _PARSED[key] = parsed
+    return parsed
+
+
+def _functions_in(path: Path) -> list:
+    parsed = _parse(path)
+    if parsed["error"]:
+        raise ExplainError(parsed["error"])
+    return parsed["functions"]
+
+
+def _module_info(path: Path) -> dict:
+    """Classes ({name: (bases, methods)}) and from-imports of one module; empty when it does not parse."""
+    try:
+        return _parse(path)
+    except OSError:
+        return {"classes": {}, "imports": {}}
 
 
 def _module_file(root: Path, qualname: str) -> str | None:
