@@ -323,6 +323,13 @@ def test_last_call_without_ids(toy, tmp_path):
     assert "passes no ids" in result["findings"][0]["message"]
 
 
+def test_call_of_unknown_kind_leaves_the_state_unknown(toy, tmp_path):
+    calls = sites(("a", 10, True, False), ("b", 20, None, False))
+    result = explain_model(toy, toy_model(), calls, target(tmp_path, 8), draft(tmp_path, [1, 3, 5]))
+    assert result["effective_layers"] is None
+    assert "passes ids is unknown" in result["layers_to_capture"]["why"]
+
+
 def test_unknown_is_reported_not_guessed(toy, tmp_path):
     # A target config without num_hidden_layers in the model's own config (wrapper's top level).
     model = toy_model()

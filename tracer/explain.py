@@ -616,6 +616,9 @@ def explain_model(
             if passes is None:
                 unknowns.append({"expr": site.get("caller"), "file": site.get("file"), "line": site.get("line"), "why": "whether this call passes ids is unknown"})
             run = _run_chain(root, hops, ids, target, rank, pp, proto, store, chain)
+            if passes is None:
+                # Followed as a call without ids, but the state it leaves is not known.
+                store[_INCOMPLETE] = f"whether the call at {site.get('file')}:{site.get('line')} passes ids is unknown"
             run["site"] = site
             run["ids"] = ids
             runs.append(run)
