@@ -42,8 +42,8 @@ def test_the_command_imports_without_torch():
 
 def test_stubs_are_permissive_at_import_and_loud_when_used():
     stubs.install(["tracer_verify_fake_pkg"])
-    import tracer_verify_fake_pkg as fake  # noqa: E402  (made by the stub finder)
-    from tracer_verify_fake_pkg.sub import Thing, jit  # noqa: E402
+    import tracer_verify_fake_pkg as fake
+    from tracer_verify_fake_pkg.sub import Thing, jit
 
     @jit
     def kernel(x):
@@ -72,7 +72,7 @@ def test_stub_hands_back_the_frameworks_own_names():
     sys.modules["tracer_verify_source"] = source
     stubs.install(["tracer_verify_vllm"])
     stubs.hand_back("tracer_verify_vllm.layers", "tracer_verify_source")
-    from tracer_verify_vllm.layers import RMSNorm  # noqa: E402
+    from tracer_verify_vllm.layers import RMSNorm
 
     assert RMSNorm is object
 

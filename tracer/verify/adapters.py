@@ -25,7 +25,6 @@ import re
 import sys
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Dict, List, Optional
 
 from . import stubs
 
@@ -51,17 +50,17 @@ def _read_version(pkg: Path) -> str:
         if path.is_file():
             match = re.search(r"""^(?:__version__|version)\s*(?::\s*str\s*)?=\s*"""
                               r"""(?:__version__\s*=\s*|version\s*=\s*)*['"]([^'"]+)['"]""",
-                              path.read_text(), re.M)
+                              path.read_text(), re.MULTILINE)
             if match:
                 return match.group(1)
     for meta in Path(pkg.parent).glob("sglang-*.dist-info/METADATA"):
-        match = re.search(r"^Version: (\S+)", meta.read_text(), re.M)
+        match = re.search(r"^Version: (\S+)", meta.read_text(), re.MULTILINE)
         if match:
             return match.group(1)
     return "unknown"
 
 
-def locate(framework: Optional[str]) -> Release:
+def locate(framework: str | None) -> Release:
     """Find the SGLang tree to run, without importing it."""
     if framework:
         path = Path(framework).resolve()
@@ -132,12 +131,12 @@ class Adapter:
     def __init__(self, release: Release, device: str):
         self.release = release
         self.device = device
-        self.patches: List[str] = []
+        self.patches: list[str] = []
         self._mla_registered = False
-        self.stubbed: List[str] = []
+        self.stubbed: list[str] = []
 
     # -- environment -----------------------------------------------------
-    def stub_roots(self) -> List[str]:
+    def stub_roots(self) -> list[str]:
         roots = list(stubs.DEFAULT_ROOTS)
         if self.device == "cuda":
             roots += stubs.CUDA_ROOTS
@@ -168,7 +167,9 @@ class Adapter:
         return ForwardBatch(**{k: v for k, v in fields.items() if k in names})
 
     def attention_backend(self, req_pool, kv_pool, graph_safe: bool = False):
-        from sglang.srt.layers.attention.torch_native_backend import TorchNativeAttnBackend
+        from sglang.srt.layers.attention.torch_native_backend import (
+            TorchNativeAttnBackend,
+        )
 
         cls = _graph_safe_decode(TorchNativeAttnBackend) if graph_safe else TorchNativeAttnBackend
         backend = cls(SimpleNamespace(device=self.device, req_to_token_pool=req_pool,
@@ -227,7 +228,7 @@ class Adapter:
     def _fused_op_base(self):
         raise NotImplementedError
 
-    def setter_order(self) -> List[Dict[str, object]]:
+    def setter_order(self) -> list[dict[str, object]]:
         """The setter calls around CUDA-graph capture, in the runner's order,
         each with the release line that makes it."""
         raise NotImplementedError
@@ -279,7 +280,9 @@ class RuntimeContextAdapter(Adapter):
         if self.device == "cuda" and getattr(graph, "cuda_graph_config", 0) is None:
             # a real runner resolves this from the model; a dummy model path
             # leaves it None, and CUDA-only code (qk-norm) reads it
-            from sglang.srt.model_executor.cuda_graph_config import default_cuda_graph_config
+            from sglang.srt.model_executor.cuda_graph_config import (
+                default_cuda_graph_config,
+            )
 
             try:
                 runtime_context.get_context().override(
@@ -300,7 +303,10 @@ class RuntimeContextAdapter(Adapter):
 
     @contextlib.contextmanager
     def attention_scope(self, backend, forward_batch):
-        from sglang.srt.model_executor.forward_context import ForwardContext, forward_context
+        from sglang.srt.model_executor.forward_context import (
+            ForwardContext,
+            forward_context,
+        )
 
         with forward_context(ForwardContext(attn_backend=backend), forward_batch=forward_batch):
             yield
@@ -309,7 +315,9 @@ class RuntimeContextAdapter(Adapter):
         if self._mla_registered:
             return
         self._mla_registered = True
-        from sglang.srt.models.deepseek_common import attention_backend_handler as handler
+        from sglang.srt.models.deepseek_common import (
+            attention_backend_handler as handler,
+        )
 
         handler.AttentionBackendRegistry.register(
             "torch_native", lambda attn, fb, *a: handler.AttnForwardMethod.MLA)
@@ -367,7 +375,10 @@ class BatchFieldsAdapter(Adapter):
     def init_distributed(self) -> None:
         import torch.distributed as dist
         from sglang.srt.distributed import parallel_state
-        from sglang.srt.server_args import ServerArgs, set_global_server_args_for_scheduler
+        from sglang.srt.server_args import (
+            ServerArgs,
+            set_global_server_args_for_scheduler,
+        )
 
         self.server_args = ServerArgs(model_path="dummy", device=self.device)
         set_global_server_args_for_scheduler(self.server_args)

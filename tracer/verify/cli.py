@@ -7,12 +7,19 @@ import json
 import os
 import sys
 import time
-from typing import Any, Dict, List, Optional
+from typing import Any
 
 import click
 
-from .families import (FAMILIES, DraftIds, family_for_entry, load_json_config, read_draft_ids,
-                       shrink_config, tiny_config)
+from .families import (
+    FAMILIES,
+    DraftIds,
+    family_for_entry,
+    load_json_config,
+    read_draft_ids,
+    shrink_config,
+    tiny_config,
+)
 
 DEFAULT_TINY_LAYERS = 8
 PATH_NAMES = ("extend", "decode", "cuda_graph")
@@ -24,11 +31,11 @@ def _fmt(ids) -> str:
     return "[" + ",".join("?" if i is None else str(i) for i in ids) + "]"
 
 
-def judge(row: Dict[str, Any]) -> Dict[str, Any]:
+def judge(row: dict[str, Any]) -> dict[str, Any]:
     """PASS when every path ran, every path captured the same layers, those
     are the layers the draft asked for (when it asked), and the static
     prediction (when available) names the same layers for each path."""
-    problems: List[str] = []
+    problems: list[str] = []
     requested = row["draft"]["runner"]
     static = row["static"]
     # a prediction the static side could not make is unknown, not a disagreement
@@ -65,7 +72,7 @@ def judge(row: Dict[str, Any]) -> Dict[str, Any]:
             "static_agrees": static_agrees}
 
 
-def render_table(report: Dict[str, Any]) -> str:
+def render_table(report: dict[str, Any]) -> str:
     fw = report["framework"]
     lines = [f"sglang {fw['version']} ({fw['layout']} layout) at {fw['root']}; device {report['device']}"
              + (f" ({report['device_name']})" if report.get("device_name") else "")]
@@ -122,9 +129,9 @@ def render_table(report: Dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def run_verify(entries, drafts: List[DraftIds], draft_raws, target_config: Optional[str],
-               layers: Optional[int], device: str, framework: Optional[str],
-               paths: List[str], with_static: bool = True) -> Dict[str, Any]:
+def run_verify(entries, drafts: list[DraftIds], draft_raws, target_config: str | None,
+               layers: int | None, device: str, framework: str | None,
+               paths: list[str], with_static: bool = True) -> dict[str, Any]:
     from . import adapters, harness, stubs
 
     release = adapters.locate(framework)
@@ -139,7 +146,7 @@ def run_verify(entries, drafts: List[DraftIds], draft_raws, target_config: Optio
 
         device_name = torch.cuda.get_device_name(0)
     want_graph = "cuda_graph" in paths and device == "cuda"
-    report: Dict[str, Any] = {
+    report: dict[str, Any] = {
         "framework": {"root": release.root, "version": release.version, "layout": release.layout},
         "device": device, "device_name": device_name,
         "paths": [p for p in PATH_NAMES if p in paths and (p != "cuda_graph" or want_graph)],
@@ -176,7 +183,7 @@ def _cuda_available() -> bool:
     return torch.cuda.is_available()
 
 
-def _draft_raw(ids: DraftIds, path: Optional[str]):
+def _draft_raw(ids: DraftIds, path: str | None):
     if path is not None:
         return load_json_config(path)
     if ids.runner is None:

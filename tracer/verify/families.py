@@ -13,7 +13,7 @@ import copy
 import dataclasses
 import json
 from pathlib import Path
-from typing import Any, Callable, Dict, Optional
+from typing import Any
 
 
 @dataclasses.dataclass(frozen=True)
@@ -22,7 +22,7 @@ class Family:
     module: str  # sglang.srt.models.<module>
     entries: tuple  # SGLang entry classes of this family
     hf_config: str  # transformers config class
-    hf_model: Optional[str]  # transformers reference model; None: random weights
+    hf_model: str | None  # transformers reference model; None: random weights
     layers_path: str  # attribute path from the entry object to the decoder layers
     mla: bool = False
     split_experts: bool = False  # transformers packs experts; SGLang loads them one by one
@@ -30,7 +30,7 @@ class Family:
     hf_prefix: str = ""  # prefix that turns the reference's names into the entry's
 
 
-FAMILIES: Dict[str, Family] = {f.key: f for f in [
+FAMILIES: dict[str, Family] = {f.key: f for f in [
     Family("llama", "llama", ("LlamaForCausalLM",), "LlamaConfig", "LlamaForCausalLM",
            "model.layers"),
     Family("qwen2", "qwen2", ("Qwen2ForCausalLM",), "Qwen2Config", "Qwen2ForCausalLM",
@@ -109,14 +109,14 @@ _DROP = ("quantization_config", "auto_map", "_name_or_path", "torch_dtype", "dty
          "num_nextn_predict_layers")
 
 
-def load_json_config(path: str) -> Dict[str, Any]:
+def load_json_config(path: str) -> dict[str, Any]:
     p = Path(path)
     if p.is_dir():
         p = p / "config.json"
     return json.loads(p.read_text())
 
 
-def shrink_config(raw: Dict[str, Any], layers: Optional[int]) -> Dict[str, Any]:
+def shrink_config(raw: dict[str, Any], layers: int | None) -> dict[str, Any]:
     """Keep the architecture and the layer count of a real config, shrink
     every size to the tiny values."""
     cfg = copy.deepcopy(raw)
@@ -145,7 +145,7 @@ def shrink_config(raw: Dict[str, Any], layers: Optional[int]) -> Dict[str, Any]:
     return cfg
 
 
-def tiny_config(family: Family, layers: int) -> Dict[str, Any]:
+def tiny_config(family: Family, layers: int) -> dict[str, Any]:
     cfg = dict(_TINY[family.key], num_hidden_layers=layers)
     if family.key == "deepseek_v3":
         cfg.pop("head_dim")  # transformers' V3 derives its rope size from head_dim
@@ -154,7 +154,7 @@ def tiny_config(family: Family, layers: int) -> Dict[str, Any]:
     return cfg
 
 
-def build_hf_config(family: Family, raw: Dict[str, Any], device: str):
+def build_hf_config(family: Family, raw: dict[str, Any], device: str):
     """A transformers config object for the family from a plain dict."""
     import transformers
 
@@ -198,12 +198,12 @@ def text_config(family: Family, cfg):
 
 @dataclasses.dataclass(frozen=True)
 class DraftIds:
-    requested: Optional[list]  # what the draft config names, in any known form
-    runner: Optional[list]  # what the release's runner passes to the setter
+    requested: list | None  # what the draft config names, in any known form
+    runner: list | None  # what the release's runner passes to the setter
     source: str  # where the ids were found
 
 
-def read_draft_ids(path: Optional[str], ids: Optional[str] = None) -> DraftIds:
+def read_draft_ids(path: str | None, ids: str | None = None) -> DraftIds:
     """The ids a draft config asks for, and the ids SGLang's runner passes.
 
     The runner (0.5.6 and 0.5.23) reads only

@@ -25,12 +25,17 @@ import copy
 import inspect
 import time
 import traceback
-from typing import Any, Dict, List, Optional
+from typing import Any
 
 from . import stubs
 from .adapters import Adapter
-from .families import (Family, build_hf_config, resolve_attr, split_packed_experts,
-                       text_config)
+from .families import (
+    Family,
+    build_hf_config,
+    resolve_attr,
+    split_packed_experts,
+    text_config,
+)
 
 PROMPT_LEN = 6
 MAX_CONTEXT = 64
@@ -49,7 +54,7 @@ class StreamRecorder:
     def __init__(self, layers):
         import torch
 
-        self.streams: Dict[int, Any] = {}
+        self.streams: dict[int, Any] = {}
         self.handles = []
         for index, layer in enumerate(layers):
             norm = getattr(layer, "input_layernorm", None)
@@ -62,12 +67,12 @@ class StreamRecorder:
 
             self.handles.append(norm.register_forward_hook(hook))
 
-    def take(self) -> Dict[int, Any]:
+    def take(self) -> dict[int, Any]:
         streams, self.streams = self.streams, {}
         return streams
 
 
-def match_aux(aux: List[Any], streams: Dict[int, Any], atol: float = 1e-5) -> List[Optional[int]]:
+def match_aux(aux: list[Any], streams: dict[int, Any], atol: float = 1e-5) -> list[int | None]:
     """For each aux tensor, the layer whose output it equals (-1: embedding);
     None when it equals no layer's incoming stream."""
     import torch
@@ -84,11 +89,11 @@ def match_aux(aux: List[Any], streams: Dict[int, Any], atol: float = 1e-5) -> Li
 class Case:
     """A built model plus pools and backend, ready to run paths."""
 
-    def __init__(self, adapter: Adapter, family: Family, raw_config: Dict[str, Any], device: str):
+    def __init__(self, adapter: Adapter, family: Family, raw_config: dict[str, Any], device: str):
         import torch
 
         self.adapter, self.family, self.device = adapter, family, device
-        self.notes: List[str] = []
+        self.notes: list[str] = []
         torch.manual_seed(0)
         torch.set_default_dtype(torch.float32)
         self.hf_config = build_hf_config(family, raw_config, device)
@@ -168,7 +173,10 @@ class Case:
     # -- batches ------------------------------------------------------------
     def _batch(self, mode: str, static=None):
         import torch
-        from sglang.srt.model_executor.forward_batch_info import CaptureHiddenMode, ForwardMode
+        from sglang.srt.model_executor.forward_batch_info import (
+            CaptureHiddenMode,
+            ForwardMode,
+        )
 
         dev = self.device
         S = PROMPT_LEN
@@ -204,7 +212,7 @@ class Case:
         with torch.no_grad(), self.adapter.attention_scope(self.backend, fb):
             return self.model(fb.input_ids, fb.positions, fb)
 
-    def _aux_of(self, out) -> List[Any]:
+    def _aux_of(self, out) -> list[Any]:
         hidden = getattr(out, "hidden_states", None)
         if hidden is None:
             return []
@@ -214,7 +222,7 @@ class Case:
             return [hidden]
         return list(hidden.split(self.hidden, dim=-1))
 
-    def _path_result(self, out, streams, extra=None) -> Dict[str, Any]:
+    def _path_result(self, out, streams, extra=None) -> dict[str, Any]:
         aux = self._aux_of(out)
         captured = match_aux(aux, streams)
         result = {"aux_count": len(aux), "captured": captured}
@@ -222,7 +230,7 @@ class Case:
             result["max_diff_vs_transformers"] = extra
         return result
 
-    def _reference_check(self, streams, upto: int) -> Optional[float]:
+    def _reference_check(self, streams, upto: int) -> float | None:
         """Largest difference between SGLang's per-layer stream and
         transformers' hidden_states, for the last token row."""
         import torch
@@ -255,13 +263,13 @@ class Case:
         return {"layers_to_capture": list(value) if value is not None else None,
                 "flagged_layers": flagged or None}
 
-    def run_extend(self) -> Dict[str, Any]:
+    def run_extend(self) -> dict[str, Any]:
         self.recorder.take()
         out = self._forward(self._batch("extend"))
         streams = self.recorder.take()
         return self._path_result(out, streams, self._reference_check(streams, PROMPT_LEN))
 
-    def run_decode(self) -> Dict[str, Any]:
+    def run_decode(self) -> dict[str, Any]:
         self.recorder.take()
         out = self._forward(self._batch("decode"))
         streams = self.recorder.take()
@@ -293,7 +301,7 @@ class Case:
         self.graph_streams = self.recorder.take()
         torch.cuda.synchronize()
 
-    def run_graph_replay(self) -> Dict[str, Any]:
+    def run_graph_replay(self) -> dict[str, Any]:
         import torch
 
         S = PROMPT_LEN
@@ -324,15 +332,14 @@ def _guard(fn, *args):
         return {"error": f"{type(exc).__name__}: {exc}"[:400], "at": where, "innermost": inner}
 
 
-def run_case(adapter: Adapter, family: Family, raw_config: Dict[str, Any], runner_ids,
-             device: str, want_graph: bool) -> Dict[str, Any]:
+def run_case(adapter: Adapter, family: Family, raw_config: dict[str, Any], runner_ids,
+             device: str, want_graph: bool) -> dict[str, Any]:
     """Build once, call setters in the runner's order, run every path."""
     started = time.time()
-    result: Dict[str, Any] = {"paths": {}, "setter_calls": []}
-    try:
-        case = Case(adapter, family, raw_config, device)
-    except Exception as exc:
-        result["error"] = _guard(lambda: (_ for _ in ()).throw(exc))["error"]
+    result: dict[str, Any] = {"paths": {}, "setter_calls": []}
+    case = _guard(Case, adapter, family, raw_config, device)
+    if isinstance(case, dict):  # the model could not be built: say why
+        result.update(case)
         return result
     result["num_hidden_layers"] = case.layers_n
     result["notes"] = case.notes

@@ -12,20 +12,20 @@ from __future__ import annotations
 import json
 import tempfile
 from pathlib import Path
-from typing import Any, Dict, Optional
+from typing import Any
 
 
-def _scan(release_root: str) -> Dict[str, Any]:
+def _scan(release_root: str) -> dict[str, Any]:
     from tracer.engine import scan_to_json
 
     return scan_to_json(release_root)
 
 
-_SCANS: Dict[str, Dict[str, Any]] = {}
+_SCANS: dict[str, dict[str, Any]] = {}
 
 
-def predict(release_root: str, entry: str, target_raw: Dict[str, Any],
-            draft_raw: Optional[Dict[str, Any]]) -> Dict[str, Any]:
+def predict(release_root: str, entry: str, target_raw: dict[str, Any],
+            draft_raw: dict[str, Any] | None) -> dict[str, Any]:
     """{"available": bool, "effective_layers", "graph_layers", "layers_to_capture", ...}"""
     try:
         from tracer.configs import load_draft_config, load_target_config

@@ -19,14 +19,10 @@ import importlib.machinery
 import importlib.util
 import sys
 import types
-from typing import Dict, Iterable, List, Set
+from collections.abc import Iterable
 
 # Roots the capture path imports but never runs (see runtime-harness-notes).
-DEFAULT_ROOTS = (
-    "torchvision orjson psutil pybase64 requests triton starlette fastapi zmq IPython "
-    "aiohttp tvm_ffi sentencepiece compressed_tensors gguf einops partial_json_parser "
-    "uvicorn uvloop setproctitle"
-).split()
+DEFAULT_ROOTS = ["torchvision", "orjson", "psutil", "pybase64", "requests", "triton", "starlette", "fastapi", "zmq", "IPython", "aiohttp", "tvm_ffi", "sentencepiece", "compressed_tensors", "gguf", "einops", "partial_json_parser", "uvicorn", "uvloop", "setproctitle"]
 # Imported by CUDA-guarded code only, or (0.5.6) hard-imported by a MoE runner.
 CUDA_ROOTS = ["sgl_kernel", "cutlass"]
 OLD_RELEASE_ROOTS = ["sgl_kernel", "vllm"]
@@ -38,7 +34,7 @@ class StubCalled(RuntimeError):
 
 class _Usage:
     def __init__(self) -> None:
-        self.roots: Dict[str, Set[str]] = {}
+        self.roots: dict[str, set[str]] = {}
 
     def touch(self, dotted: str) -> None:
         root = dotted.split(".")[0]
@@ -123,7 +119,7 @@ class _GridCallable:
         return _make_stub(f"{self.__name__}.{name}")
 
 
-_HAND_BACK: Dict[str, str] = {}
+_HAND_BACK: dict[str, str] = {}
 
 
 def hand_back(stub_module: str, source_module: str) -> None:
@@ -198,7 +194,7 @@ def _really_importable(root: str) -> bool:
         return False
 
 
-def install(roots: Iterable[str]) -> List[str]:
+def install(roots: Iterable[str]) -> list[str]:
     """Stub every root in ``roots`` that is not really importable; return the
     roots stubbed by this call and earlier ones."""
     global _FINDER
@@ -219,11 +215,11 @@ def install(roots: Iterable[str]) -> List[str]:
     return sorted(_FINDER.roots)
 
 
-def installed() -> List[str]:
+def installed() -> list[str]:
     return sorted(_FINDER.roots) if _FINDER else []
 
 
-def report() -> Dict[str, List[str]]:
+def report() -> dict[str, list[str]]:
     """Stubbed root -> names the framework read from it (a bounded sample)."""
     out = {}
     for root in installed():
