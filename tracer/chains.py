@@ -3,6 +3,7 @@ entry's setter to the state write and its readers, and the findings on them."""
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 from dataclasses import dataclass, field
 
@@ -39,6 +40,7 @@ class ModelResult:
     state_owner: str
     state_attribute: str
     findings: tuple[Finding, ...] = field(default=())
+    draft: bool = False  # a draft head: the runner never calls the setter on it
 
 
 @dataclass
@@ -481,9 +483,16 @@ class ChainTracer:
 
     def _result(self, entry: ClassRef, line: int, verdict: str, reason: str, trace: _Trace) -> ModelResult:
         owners = list(dict.fromkeys(trace.state_owners))
+        draft = self.protocol.is_draft(entry.module, entry.name)
+        findings = trace.findings
+        if draft:
+            findings = [dataclasses.replace(
+                f, severity="info",
+                message=f"{f.message} (draft head: the runner does not call {self.protocol.setter} on draft workers)")
+                for f in findings]
         return ModelResult(
             entry=entry.fullname, file=self._path(entry.module), line=line, protocol=self.protocol.name,
             verdict=verdict, reason=reason, chain=tuple(trace.hops),
             state_owner=owners[0].fullname if owners else "", state_attribute=self.protocol.state_attribute,
-            findings=tuple(sorted(set(trace.findings), key=Finding.sort_key)),
+            findings=tuple(sorted(set(findings), key=Finding.sort_key)), draft=draft,
         )

@@ -18,7 +18,21 @@ from tracer.protocol import ProtocolError, load_protocols
 
 
 class TracerGroup(click.Group):
-    """Turns expected errors into one line and exit status 2, never a traceback."""
+    """Turns expected errors into one line and exit status 2, never a traceback;
+    loads the commands in ``lazy_commands`` on first use."""
+
+    lazy_commands: dict = {}
+
+    def list_commands(self, ctx):
+        return sorted(set(super().list_commands(ctx)) | set(self.lazy_commands))
+
+    def get_command(self, ctx, name):
+        command = super().get_command(ctx, name)
+        if command is None and name in self.lazy_commands:
+            command = self.lazy_commands[name]()
+            if command is not None:
+                self.add_command(command, name)
+        return command
 
     def invoke(self, ctx):
         try:
@@ -92,7 +106,7 @@ def scan_command(path, protocols, rule_files, cache_dir, no_cache, jobs, fmt, fa
 
     apply_suppressions(data, data["root"])
     if target_config or draft_config:
-        _add_effective_layers(data, target_config, draft_config)
+        data = _add_effective_layers(data, target_config, draft_config)
     if fmt == "json":
         text = output.format_json(data)
     elif fmt == "sarif":
@@ -109,32 +123,20 @@ def scan_command(path, protocols, rule_files, cache_dir, no_cache, jobs, fmt, fa
     sys.exit(output.exit_code(data, fail_on))
 
 
-def _add_effective_layers(data: dict, target_config, draft_config) -> None:
-    """Per model chosen by the target config's architectures: effective_layers."""
+def _add_effective_layers(data: dict, target_config, draft_config) -> dict:
+    """The scan JSON with effective_layers (and graph_layers) on the model the
+    target config's architectures name, and its config-dependent findings."""
     if not (target_config and draft_config):
         raise UsageError("--target-config and --draft-config go together")
     from tracer.configs import ConfigError, load_draft_config, load_target_config
-    from tracer.explain import explain_model
+    from tracer.explain import annotate_scan
 
     try:
         target = load_target_config(target_config)
         draft = load_draft_config(draft_config)
     except ConfigError as exc:
         raise UsageError(str(exc)) from None
-    architectures = set(getattr(target, "architectures", None) or [])
-    root = Path(data["root"])
-    for model in data["models"]:
-        if model["entry"].rsplit(".", 1)[-1] not in architectures or model["verdict"] == "missing":
-            continue
-        sites = [s for s in data["call_sites"] if s["protocol"] == model["protocol"]]
-        result = explain_model(root, model, sites, target, draft)
-        model["effective_layers"] = result.get("effective_layers")
-        if result.get("graph_layers") != result.get("effective_layers"):
-            model["graph_layers"] = result.get("graph_layers")
-        for finding in result.get("findings", []):
-            data["findings"].append(dict(finding, protocol=model["protocol"], entry=model["entry"],
-                                         entries=[model["entry"]], col=finding.get("col", 0),
-                                         chain=[h["qualname"] for h in model["chain"]]))
+    return annotate_scan(data, target, draft)
 
 
 @main.command("rules")
@@ -209,26 +211,43 @@ def _emit_graph(g, stats, fmt, out_file):
         click.echo(text, nl=False)
 
 
-def _register_optional():
-    """Commands that live in their own modules (report, explain, verify)."""
-    from tracer.report import report_command
-
-    main.add_command(report_command, "report")
-    try:
-        from tracer.explain import explain_command
-
-        command = explain_command()
-        if command is not None:
-            main.add_command(command, "explain")
-    except ImportError:  # pragma: no cover
-        pass
-    from tracer.verify.cli import verify_command
-
-    main.add_command(verify_command, "verify")
+def _lint_command(name: str):
     from tracer.lint import _commands as lint_commands
 
-    for command in lint_commands():
-        main.add_command(command)
+    return {command.name: command for command in lint_commands()}[name]
+
+
+def _explain_command():
+    from tracer.explain import explain_command
+
+    return explain_command()
+
+
+def _report_command():
+    from tracer.report import report_command
+
+    return report_command
+
+
+def _verify_command():
+    from tracer.verify.cli import verify_command
+
+    return verify_command
+
+
+# Commands that live in their own modules, imported only when invoked (or
+# listed in --help) so that `tracer scan` does not pay for them at start-up.
+LAZY_COMMANDS = {
+    "report": _report_command,
+    "explain": _explain_command,
+    "verify": _verify_command,
+    "lint": lambda: _lint_command("lint"),
+    "baseline": lambda: _lint_command("baseline"),
+}
+
+
+def _register_optional():
+    main.lazy_commands.update(LAZY_COMMANDS)
 
 
 _register_optional()

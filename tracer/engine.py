@@ -187,6 +187,7 @@ def result_to_json(result: ScanResult) -> dict:
                 "chain": [_hop_json(h) for h in m.chain],
                 "state_owner": m.state_owner, "state_attribute": m.state_attribute,
                 "findings": sorted({f.slug for f in m.findings}),
+                "draft": m.draft,
             }
             for m in result.models
         ],

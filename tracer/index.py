@@ -18,6 +18,7 @@ from typing import Iterable
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
+from tracer.source import InputError, decode_source, resolve_relative  # noqa: F401 (re-exported)
 from tracer.summary import (
     Call, ClassDef, EarlyReturn, Fallback, Function, Import, ModuleSummary, Param, Read, Write,
 )
@@ -25,15 +26,6 @@ from tracer.summary import (
 MAX_SRC = 80  # characters of source kept for a value or condition
 # Callees that count as "logging" when deciding whether a fallback is silent.
 _LOG_WORDS = ("log", "warn", "print")
-
-
-class InputError(Exception):
-    """A module that cannot be read or parsed; carries the line when known."""
-
-    def __init__(self, reason: str, line: int = 0):
-        super().__init__(reason)
-        self.reason = reason
-        self.line = line
 
 
 def dotted(node: cst.CSTNode | None) -> str:
@@ -56,20 +48,6 @@ def _string_value(node: cst.CSTNode) -> str | None:
             return None
         return value if isinstance(value, str) else None
     return None
-
-
-def resolve_relative(module: str, is_package: bool, level: int, name: str) -> str:
-    """Absolute target of ``from <.level><name> import ...`` inside ``module``."""
-    if level == 0:
-        return name
-    parts = module.split(".")
-    package = parts if is_package else parts[:-1]
-    if level - 1 > 0:
-        package = package[: len(package) - (level - 1)] if level - 1 <= len(package) else []
-    base = ".".join(package)
-    if name:
-        return f"{base}.{name}" if base else name
-    return base
 
 
 class _Collector(cst.CSTVisitor):
@@ -633,24 +611,3 @@ def summarize_function(text: str, start: int, end: int, module: str, class_qualn
 
         function = dataclasses.replace(function, qualname=f"{class_qualname}.{function.name}")
     return function
-
-
-def decode_source(data: bytes) -> str:
-    """Bytes -> text the way Python reads a module; InputError when it cannot."""
-    if b"\x00" in data:
-        raise InputError("file contains NUL bytes", 1)
-    import io
-    import tokenize
-
-    try:
-        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
-    except SyntaxError as exc:
-        raise InputError(f"bad coding cookie: {exc}", 1) from None
-    try:
-        text = data.decode(encoding)
-    except (UnicodeDecodeError, LookupError) as exc:
-        line = data[: getattr(exc, "start", 0)].count(b"\n") + 1
-        raise InputError(f"not valid {encoding}: {exc.reason if hasattr(exc, 'reason') else exc}", line) from None
-    if text.startswith("\ufeff"):
-        text = text[1:]
-    return text.replace("\r\n", "\n").replace("\r", "\n")

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import ast
 
-from tracer.index import InputError, resolve_relative
+from tracer.source import InputError, resolve_relative
 from tracer.summary import ClassDef, Import, ModuleSummary
 
 

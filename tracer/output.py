@@ -39,7 +39,8 @@ def format_text(scan: dict, show_chains: bool = True, show_missing: bool = False
                 if m["verdict"] == "missing" and not show_missing:
                     missing.append(_short(m["entry"], 1))
                     continue
-                lines.append(f"{paint(m['verdict'].ljust(7), m['verdict'])} {m['entry']}  ({m['file']}:{m['line']})")
+                tag = "  [draft head]" if m.get("draft") else ""
+                lines.append(f"{paint(m['verdict'].ljust(7), m['verdict'])} {m['entry']}  ({m['file']}:{m['line']}){tag}")
                 if m["reason"] and m["verdict"] != "ok":
                     lines.append(f"        why: {m['reason']}")
                 for hop in m["chain"]:

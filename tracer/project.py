@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from tracer.cache import SummaryCache, entry_key
 from tracer.discover import SourceFile
-from tracer.index import InputError, decode_source, summarize, summarize_function
+from tracer.source import InputError, decode_source
 from tracer.outline import outline_summary
 from tracer.summary import Function, ModuleSummary
 
@@ -42,6 +42,8 @@ def index_file(source: SourceFile, level: str, data: bytes | None = None) -> Mod
         text = decode_source(data)
         if level == "outline":
             return outline_summary(text, source.module, source.path, source.is_package)
+        from tracer.index import summarize  # libcst is imported only when a body is parsed
+
         return summarize(text, source.module, source.path, source.is_package, level)
     except InputError as exc:
         return ModuleSummary(source.module, source.path, level, error=exc.reason, error_line=exc.line or 1)
@@ -206,6 +208,8 @@ class Project:
                 result = self.cache.get(cache_key, Function)
                 if result is None:
                     owner = qualname.rpartition(".")[0]
+                    from tracer.index import summarize_function
+
                     try:
                         result = summarize_function(self.text(module), span[0], span[1], module, owner,
                                                     source.is_package)

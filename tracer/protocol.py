@@ -32,6 +32,7 @@ class Protocol:
     markers: tuple[str, ...]
     entry_variable: str
     entry_modules: tuple[str, ...]
+    draft_patterns: tuple[str, ...]  # entry classes that are draft heads (fnmatch on class or module name)
     runner_modules: tuple[str, ...]
     runner_roots: tuple[str, ...]
     graph_capture_calls: tuple[str, ...]
@@ -60,6 +61,10 @@ class Protocol:
 
     def is_entry_module(self, module: str) -> bool:
         return any(fnmatch.fnmatchcase(module, pat) for pat in self.entry_modules)
+
+    def is_draft(self, module: str, class_name: str) -> bool:
+        last = module.rsplit(".", 1)[-1]
+        return any(fnmatch.fnmatchcase(class_name, p) or fnmatch.fnmatchcase(last, p) for p in self.draft_patterns)
 
     def is_runner_module(self, module: str) -> bool:
         return any(fnmatch.fnmatchcase(module, pat) for pat in self.runner_modules)
@@ -122,6 +127,7 @@ def parse_protocol(text: str, source: str) -> Protocol:
         markers=as_tuple(g("detect.markers", [])),
         entry_variable=g("entry.variable", "EntryClass"),
         entry_modules=as_tuple(g("entry.modules", [])),
+        draft_patterns=as_tuple(g("entry.draft_patterns", [])),
         runner_modules=as_tuple(g("runner.modules", [])),
         runner_roots=as_tuple(g("runner.roots", [])),
         graph_capture_calls=as_tuple(g("runner.graph_capture_calls", [])),
