@@ -1,0 +1,381 @@
+"""vLLM's EAGLE-3 protocol (rules/vllm-eagle3.toml) and the generic engine support it
+needs: entry classes from a registry dict literal, factories that build a registry
+class by architecture name, locals of the setter body, delegate methods, and
+default-layer overrides the runner never calls.
+
+The synthetic tree below (framework "toyfw") exercises those features without any
+vLLM name; the `real` tests assert chains read by hand in vLLM 0.33.0 from PyPI.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from conftest import cache_root
+from tracer.engine import scan, scan_to_json
+from tracer.protocol import load_protocols, parse_protocol
+from tracer.registry import read_registry
+
+VLLM_VERSION = "0.33.0"
+
+# -- a small framework-shaped tree ----------------------------------------------------------
+
+TOY_PACK = """
+name = "toy-aux"
+framework = "toyfw"
+setter = "set_aux_layers"
+state_attribute = "aux_layers"
+ids_parameter = "layers"
+delegate_methods = ["_set_aux_layers"]
+[detect]
+package = "toyfw"
+markers = ["toyfw/models"]
+[entry]
+kind = "registry-dict"
+registry_module = "toyfw.models.registry"
+registry_variables = ["_TEXT", "_MM"]
+registry_package = "toyfw.models"
+modules = ["toyfw.models.*"]
+registry_factories = ["build_registered"]
+registry_factory_keyword = "architectures"
+registry_factory_class_keywords = ["model_class"]
+[defaults]
+methods = ["default_aux_layers", "aux_layers_old_name"]
+[runner]
+modules = ["toyfw.worker.*"]
+"""
+
+TOY_FILES = {
+    "toyfw/__init__.py": "",
+    "toyfw/version.py": '__version__ = "1.2.3"\n',
+    "toyfw/models/__init__.py": "",
+    "toyfw/models/registry.py": """
+        _TEXT = {
+            "DenseForCausalLM": ("dense", "DenseForCausalLM"),
+            "PlainForCausalLM": ("dense", "PlainForCausalLM"),
+            "Broken": ("dense", f"Name{1}"),
+        }
+        _MM = {
+            "VisionForConditionalGeneration": ("vision", "VisionForConditionalGeneration"),
+            "ClassPassingWrapper": ("vision", "ClassPassingWrapper"),
+            "ConfigChosenWrapper": ("vision", "ConfigChosenWrapper"),
+        }
+        _ALL = {**_TEXT, **_MM}
+    """,
+    "toyfw/models/interfaces.py": """
+        class Mixin:
+            aux_layers = ()
+
+            def _set_aux_layers(self, layers):
+                self.aux_layers = tuple(layers)
+
+            def _maybe_add(self, out, idx, h):
+                if idx in self.aux_layers:
+                    out.append(h)
+
+
+        class SupportsAux:
+            def set_aux_layers(self, layers):
+                parent_ref = self
+                if hasattr(self, "get_language_model"):
+                    parent_ref = self.get_language_model()
+                elif hasattr(self, "language_model"):
+                    parent_ref = self.language_model
+                holder = getattr(parent_ref, "model", parent_ref)
+                holder._set_aux_layers(layers)
+
+            def default_aux_layers(self):
+                return (2, 4, 6)
+    """,
+    "toyfw/models/utils.py": """
+        def build_registered(config, architectures=None, model_class=None):
+            return make(config)
+    """,
+    "toyfw/models/dense.py": """
+        from toyfw.models.interfaces import Mixin, SupportsAux
+
+
+        class DenseModel(Mixin):
+            def __init__(self):
+                self.layers = []
+
+            def forward(self, h):
+                out = []
+                for idx, layer in enumerate(self.layers):
+                    self._maybe_add(out, idx, h)
+                return out
+
+
+        class DenseForCausalLM(SupportsAux):
+            def __init__(self):
+                self.model = DenseModel()
+
+            def aux_layers_old_name(self):  # the runner calls default_aux_layers
+                return (1, 2, 3)
+
+
+        class PlainModel:
+            def __init__(self):
+                self.layers = []
+
+
+        class PlainForCausalLM:
+            def __init__(self):
+                self.model = PlainModel()
+    """,
+    "toyfw/models/vision.py": """
+        from toyfw.models.dense import DenseForCausalLM, PlainForCausalLM
+        from toyfw.models.interfaces import SupportsAux
+        from toyfw.models.utils import build_registered
+
+
+        class VisionForConditionalGeneration(SupportsAux):
+            def __init__(self, config):
+                self.language_model = build_registered(config, architectures=["DenseForCausalLM"])
+
+            def get_language_model(self):
+                return self.language_model
+
+
+        class ClassPassingWrapper(SupportsAux):
+            def __init__(self, config):
+                self.language_model = build_registered(config, model_class=PlainForCausalLM)
+
+
+        class ConfigChosenWrapper(SupportsAux):
+            def __init__(self, config):
+                self.language_model = build_registered(config)
+    """,
+    "toyfw/worker/__init__.py": "",
+    "toyfw/worker/runner.py": """
+        class Runner:
+            def setup(self, ids):
+                if not ids:
+                    ids = self.model.default_aux_layers()
+                self.model.set_aux_layers(ids)
+    """,
+}
+
+
+@pytest.fixture()
+def toy_tree(tmp_path):
+    for rel, text in TOY_FILES.items():
+        path = tmp_path / "toy" / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text).lstrip())
+    return tmp_path / "toy"
+
+
+@pytest.fixture()
+def toy_scan(toy_tree, tmp_path):
+    pack = parse_protocol(TOY_PACK, "toy.toml")
+    result = scan(toy_tree, load_protocols() + [pack], cache_dir=tmp_path / "cache").result
+    return result, {m.entry.rsplit(".", 1)[-1]: m for m in result.models}
+
+
+def test_registry_dict_is_read_statically():
+    text = textwrap.dedent(TOY_FILES["toyfw/models/registry.py"])
+    entries = read_registry(text, ("_ALL",), "toyfw.models")
+    assert [(e.architecture, e.module, e.class_name) for e in entries] == [
+        ("DenseForCausalLM", "toyfw.models.dense", "DenseForCausalLM"),
+        ("PlainForCausalLM", "toyfw.models.dense", "PlainForCausalLM"),
+        ("VisionForConditionalGeneration", "toyfw.models.vision", "VisionForConditionalGeneration"),
+        ("ClassPassingWrapper", "toyfw.models.vision", "ClassPassingWrapper"),
+        ("ConfigChosenWrapper", "toyfw.models.vision", "ConfigChosenWrapper"),
+    ]  # the f-string entry is not a literal: skipped, never guessed
+    assert read_registry("x = (", ("_ALL",), "") == []
+
+
+def test_framework_is_detected_from_the_tree(toy_scan):
+    result, _ = toy_scan
+    assert result.layout.framework == "toyfw" and result.layout.version == "1.2.3"
+    assert [p.name for p in result.protocols] == ["toy-aux"]
+
+
+def test_local_receivers_of_an_interface_setter(toy_scan):
+    _, models = toy_scan
+    dense = models["DenseForCausalLM"]
+    assert dense.verdict == "ok"
+    assert [h.kind for h in dense.chain] == ["setter", "delegate", "write", "read"]
+    assert dense.chain[1].qualname == "toyfw.models.interfaces.Mixin._set_aux_layers"
+    assert dense.state_owner == "toyfw.models.dense.DenseModel"
+    assert dense.chain[-1].qualname == "toyfw.models.interfaces.Mixin._maybe_add"
+
+
+def test_registry_factory_types_the_language_model(toy_scan):
+    _, models = toy_scan
+    vision = models["VisionForConditionalGeneration"]
+    assert vision.verdict == "ok"
+    assert vision.state_owner == "toyfw.models.dense.DenseModel"
+    assert "registry class of DenseForCausalLM" in vision.chain[1].resolved_by
+
+
+def test_inner_model_without_the_delegate_method_is_broken(toy_scan):
+    _, models = toy_scan
+    wrapper = models["ClassPassingWrapper"]  # model_class=PlainForCausalLM, whose model has no Mixin
+    assert wrapper.verdict == "broken"
+    assert "PlainModel" in wrapper.reason and "_set_aux_layers" in wrapper.reason
+    assert models["PlainForCausalLM"].verdict == "missing"
+
+
+def test_language_model_chosen_at_run_time_is_unknown(toy_scan):
+    _, models = toy_scan
+    unknown = models["ConfigChosenWrapper"]
+    assert unknown.verdict == "unknown"
+    assert "without a literal architectures" in unknown.reason
+
+
+def test_default_override_the_runner_never_calls(toy_scan):
+    result, _ = toy_scan
+    dead = [f for f in result.findings if f.slug == "dead-default"]
+    assert len(dead) == 1
+    assert dead[0].file == "toyfw/models/dense.py" and dead[0].line == 19
+    assert dead[0].entries == ("toyfw.models.dense.DenseForCausalLM",)
+    assert "default_aux_layers" in dead[0].message
+
+
+# -- a real vLLM release ----------------------------------------------------------------------
+
+def vllm_release_dir(version: str = VLLM_VERSION) -> Path:
+    """Unpacked vLLM release (vllm/**/*.py only), downloaded once into the test cache."""
+    root = cache_root()
+    target = root / f"vllm-{version}"
+    if (target / "vllm" / "model_executor" / "models").is_dir():
+        return target
+    wheels = root / "wheels"
+    wheels.mkdir(parents=True, exist_ok=True)
+    found = sorted(wheels.glob(f"vllm-{version}-*.whl"))
+    if not found:
+        cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
+               f"vllm=={version}", "-d", str(wheels)]
+        result = subprocess.run(cmd, capture_output=True, text=True)
+        found = sorted(wheels.glob(f"vllm-{version}-*.whl"))
+        if not found:
+            pytest.skip(f"cannot download vllm=={version}: {result.stderr.strip()[-300:]}")
+    with zipfile.ZipFile(found[0]) as wheel:
+        members = [m for m in wheel.namelist() if m.startswith("vllm/") and m.endswith(".py")]
+        wheel.extractall(target, members)
+    return target
+
+
+@pytest.fixture(scope="module")
+def vllm_scan(tmp_path_factory):
+    data = scan_to_json(str(vllm_release_dir()), cache_dir=str(tmp_path_factory.mktemp("vllm-cache")))
+    return data, {m["entry"].rsplit(".", 1)[-1]: m for m in data["models"]}
+
+
+def _hops(model):
+    return [(h["kind"], h["qualname"].replace("vllm.model_executor.models.", ""), h["line"]) for h in model["chain"]]
+
+
+@pytest.mark.real
+def test_vllm_pack_is_chosen_and_registry_read(vllm_scan):
+    data, models = vllm_scan
+    assert data["framework"] == {"name": "vllm", "version": VLLM_VERSION, "package_root": "vllm"}
+    assert data["protocols"] == ["vllm-eagle3"]
+    # _TEXT_GENERATION_MODELS + _MULTIMODAL_MODELS, one entry per class (several
+    # architectures map to one class, e.g. Cohere2ForCausalLM -> CohereForCausalLM)
+    assert 200 < len(models) < 260
+    assert {"LlamaForCausalLM", "Qwen2_5_VLForConditionalGeneration", "BloomForCausalLM"} <= set(models)
+
+
+@pytest.mark.real
+def test_vllm_model_using_the_interface_default(vllm_scan):
+    # llama.py:464 LlamaForCausalLM(..., SupportsEagle3, ...) has no setter of its own:
+    # interfaces.py:1728 SupportsEagle3.set_aux_hidden_state_layers takes self (no
+    # get_language_model, no language_model), then getattr(self, "model") = LlamaModel
+    # (_init_model returns LlamaModel), and calls holder._set_aux_hidden_state_layers
+    # (1749) = EagleModelMixin (LlamaModel(nn.Module, EagleModelMixin), llama.py:347),
+    # which writes self.aux_hidden_state_layers (1617); the decoder loop calls
+    # _maybe_add_hidden_state, which reads it (1647).
+    _, models = vllm_scan
+    llama = models["LlamaForCausalLM"]
+    assert llama["verdict"] == "ok", llama["reason"]
+    assert _hops(llama) == [
+        ("setter", "interfaces.SupportsEagle3.set_aux_hidden_state_layers", 1728),
+        ("delegate", "interfaces.EagleModelMixin._set_aux_hidden_state_layers", 1616),
+        ("write", "llama.LlamaModel.aux_hidden_state_layers", 1617),
+        ("read", "interfaces.EagleModelMixin._cache_aux_pp_layout", 1635),
+        ("read", "interfaces.EagleModelMixin._maybe_add_hidden_state", 1647),
+    ]
+    assert llama["chain"][1]["call_line"] == 1749 and llama["chain"][1]["passes_ids"] is True
+    assert llama["state_owner"] == "vllm.model_executor.models.llama.LlamaModel"
+
+
+@pytest.mark.real
+def test_vllm_model_implementing_the_setter_itself(vllm_scan):
+    # deepseek_v2.py:1955 DeepseekV2ForCausalLM.set_aux_hidden_state_layers writes
+    # self.model.aux_hidden_state_layers (model_cls = DeepseekV2Model, 1883/1914), read
+    # in DeepseekV2Model.forward (1561: `if idx in self.aux_hidden_state_layers`).
+    # DeepseekV3ForCausalLM inherits it. Its get_eagle3_aux_hidden_state_layers (1958)
+    # is never called: the runner calls get_eagle3_default_aux_hidden_state_layers.
+    data, models = vllm_scan
+    v3 = models["DeepseekV3ForCausalLM"]
+    assert v3["verdict"] == "ok", v3["reason"]
+    assert _hops(v3) == [
+        ("setter", "deepseek_v2.DeepseekV2ForCausalLM.set_aux_hidden_state_layers", 1955),
+        ("write", "deepseek_v2.DeepseekV2Model.aux_hidden_state_layers", 1956),
+        ("read", "deepseek_v2.DeepseekV2Model.forward", 1561),
+    ]
+    assert "dead-default" in v3["findings"]
+    dead = {(f["file"], f["line"]) for f in data["findings"] if f["slug"] == "dead-default"}
+    assert dead == {("vllm/model_executor/models/deepseek_v2.py", 1958), ("vllm/model_executor/models/kimi_k25.py", 473),
+                    ("vllm/model_executor/models/pixtral.py", 511), ("vllm/model_executor/models/qwen3_5.py", 369)}
+
+
+@pytest.mark.real
+def test_vllm_multimodal_wrapper_delegating(vllm_scan):
+    # qwen2_5_vl.py:1294 Qwen2_5_VLForConditionalGeneration inherits the interface's
+    # setter; its language model is init_vllm_registered_model(architectures=
+    # ["Qwen2ForCausalLM"]) (1444-1447), whose .model is Qwen2Model(nn.Module,
+    # EagleModelMixin) (qwen2.py:324).
+    _, models = vllm_scan
+    vl = models["Qwen2_5_VLForConditionalGeneration"]
+    assert vl["verdict"] == "ok", vl["reason"]
+    assert vl["state_owner"] == "vllm.model_executor.models.qwen2.Qwen2Model"
+    assert "registry class of Qwen2ForCausalLM" in vl["chain"][1]["resolved_by"]
+    # kimi_k25.py:470 delegates explicitly: self.language_model.set_aux_hidden_state_layers
+    # (471), language_model = init_vllm_registered_model(architectures=["DeepseekV2ForCausalLM"]).
+    kimi = models["KimiK25ForConditionalGeneration"]
+    assert kimi["verdict"] == "ok"
+    assert _hops(kimi)[:3] == [
+        ("setter", "kimi_k25.KimiK25ForConditionalGeneration.set_aux_hidden_state_layers", 470),
+        ("delegate", "deepseek_v2.DeepseekV2ForCausalLM.set_aux_hidden_state_layers", 1955),
+        ("write", "deepseek_v2.DeepseekV2Model.aux_hidden_state_layers", 1956),
+    ]
+    # mllama4.py:803 delegates to language_model = initialize_model(model_class=Llama4ForCausalLM)
+    # (780-786), which inherits the interface's setter; Llama4Model(LlamaModel) holds the state.
+    llama4 = models["Llama4ForConditionalGeneration"]
+    assert llama4["verdict"] == "ok"
+    assert llama4["state_owner"] == "vllm.model_executor.models.llama4.Llama4Model"
+
+
+@pytest.mark.real
+def test_vllm_models_without_the_interface_or_with_a_broken_holder(vllm_scan):
+    _, models = vllm_scan
+    # bloom.py:317 BloomForCausalLM(nn.Module, SupportsPP, SupportsQuant): no SupportsEagle3.
+    assert models["BloomForCausalLM"]["verdict"] == "missing"
+    # exaone4_5.py:326 subclasses Qwen2_5_VL (so it claims SupportsEagle3) but builds
+    # Exaone4ForCausalLM (359), whose Exaone4Model(nn.Module) (exaone4.py:293) lacks
+    # EagleModelMixin: the interface's `assert isinstance(holder, EagleModelMixin)` fails.
+    exaone = models["Exaone4_5_ForConditionalGeneration"]
+    assert exaone["verdict"] == "broken"
+    assert "Exaone4Model" in exaone["reason"] and "_set_aux_hidden_state_layers" in exaone["reason"]
+    # llava.py: the language model's class comes from config.text_config at run time.
+    assert models["LlavaForConditionalGeneration"]["verdict"] == "unknown"
+
+
+@pytest.mark.real
+def test_vllm_runner_call_site(vllm_scan):
+    data, _ = vllm_scan
+    sites = {(s["file"], s["line"]): s for s in data["call_sites"]}
+    # gpu_model_runner.py:5180-5188: config ids, else the model's default, then the setter.
+    site = sites[("vllm/v1/worker/gpu_model_runner.py", 5188)]
+    assert site["passes_ids"] is True
+    assert site["caller"].endswith("GPUModelRunner._setup_eagle3_aux_hidden_state_outputs")
