@@ -143,8 +143,9 @@ class Adapter:
         return roots
 
     def prepare_process(self) -> None:
-        os.environ.setdefault("TORCHDYNAMO_DISABLE", "1")  # see notes: dynamo vs the triton stub
-        os.environ.setdefault("SGLANG_FORCE_FUSED_OP_BACKEND", "torch")
+        # DeepSeek's MoE top-k is torch.compile'd; Dynamo's guards trip over
+        # the triton stand-in now and then, so everything runs eager
+        os.environ.setdefault("TORCHDYNAMO_DISABLE", "1")
         os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
         os.environ.setdefault("MASTER_PORT", str(29500 + os.getpid() % 2000))
         if self.device == "cpu":
@@ -152,9 +153,8 @@ class Adapter:
         if self.release.root not in sys.path:
             sys.path.insert(0, self.release.root)
         self.stubbed = stubs.install(self.stub_roots())
-        if "TORCHDYNAMO_DISABLE" in os.environ:
-            self.patches.append("env TORCHDYNAMO_DISABLE=1 (DeepSeek's compiled top-k runs eager)")
-        self.patches.append("env SGLANG_FORCE_FUSED_OP_BACKEND=torch (fused ops run forward_native)")
+        self._note(f"env TORCHDYNAMO_DISABLE={os.environ['TORCHDYNAMO_DISABLE']} (compiled "
+                   "functions run eager)")
 
     def init_distributed(self) -> None:
         raise NotImplementedError
@@ -252,7 +252,11 @@ class RuntimeContextAdapter(Adapter):
     layout = "runtime-context"
 
     def prepare_process(self) -> None:
+        # every fused op (RMSNorm, SiluAndMul, rope, top-k) on forward_native
+        os.environ.setdefault("SGLANG_FORCE_FUSED_OP_BACKEND", "torch")
         super().prepare_process()
+        self._note("env SGLANG_FORCE_FUSED_OP_BACKEND="
+                   f"{os.environ['SGLANG_FORCE_FUSED_OP_BACKEND']} (fused ops run forward_native)")
         if self.device == "cpu":
             # Without this a rope module on a platform that is neither CUDA
             # nor the sgl-kernel CPU engine imports vllm's CUDA rope kernel,
