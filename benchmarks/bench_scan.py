@@ -16,41 +16,43 @@ import time
 from pathlib import Path
 
 
-def ast_floor(srt: Path) -> tuple[float, int]:
+def ast_floor(srt: Path) -> tuple[float, float, int]:
     files = sorted(srt.rglob("*.py"))
-    start = time.perf_counter()
+    start, cpu0 = time.perf_counter(), time.process_time()
     for f in files:
         try:
             ast.parse(f.read_bytes())
         except (SyntaxError, ValueError):
             pass
-    return time.perf_counter() - start, len(files)
+    return time.perf_counter() - start, time.process_time() - cpu0, len(files)
 
 
-def timed(cmd: list[str], env: dict) -> tuple[float, float]:
-    """Seconds and peak RSS (MiB) of a child process."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+def timed(cmd: list[str], env: dict) -> tuple[float, float, float]:
+    """Wall seconds, CPU seconds (user+sys, all processes) and peak RSS (MiB) of a
+    child process. CPU seconds stay comparable when the machine is busy."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, check=False)
     seconds = time.perf_counter() - start
-    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    return seconds, max(peak, before) / 1024
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return seconds, cpu, after.ru_maxrss / 1024
 
 
 def main() -> None:
     default = Path(os.environ.get("TRACER_TEST_CACHE", Path.home() / ".cache" / "tracer-test")) / "sglang-0.5.23"
     release = Path(sys.argv[1]) if len(sys.argv) > 1 else default
     srt = release / "sglang" / "srt"
-    floor, count = ast_floor(srt)
+    floor, floor_cpu, count = ast_floor(srt)
     cache = tempfile.mkdtemp(prefix="tracer-bench-")
     env = dict(os.environ, TRACER_CACHE_DIR=cache)
     tracer = [sys.executable, "-m", "tracer.cli", "scan", str(release), "--format", "json"]
     cold = timed(tracer, env)
     warm = timed(tracer, env)
-    print(f"| measure | seconds | peak RSS MiB |\n|---|---|---|")
-    print(f"| ast.parse of every file of sglang/srt ({count} files), one process | {floor:.2f} | |")
-    print(f"| tracer scan, cold cache | {cold[0]:.2f} | {cold[1]:.0f} |")
-    print(f"| tracer scan, warm cache | {warm[0]:.2f} | {warm[1]:.0f} |")
+    print("| measure | wall s | CPU s | peak RSS MiB |\n|---|---|---|---|")
+    print(f"| ast.parse of every file of sglang/srt ({count} files), one process | {floor:.2f} | {floor_cpu:.2f} | |")
+    print(f"| tracer scan, cold cache | {cold[0]:.2f} | {cold[1]:.2f} | {cold[2]:.0f} |")
+    print(f"| tracer scan, warm cache | {warm[0]:.2f} | {warm[1]:.2f} | {warm[2]:.0f} |")
     print(f"\nmachine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}")
 
 

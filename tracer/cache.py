@@ -74,3 +74,26 @@ class SummaryCache:
             os.replace(tmp, path)
         except OSError:
             pass  # a cache that cannot be written only costs speed
+
+    def get_json(self, key: str):
+        """A plain JSON value stored under ``key`` (None when absent or unreadable)."""
+        if self.directory is None:
+            return None
+        try:
+            with open(self._path(key), encoding="utf-8") as fh:
+                return json.load(fh)
+        except (OSError, ValueError):
+            return None
+
+    def put_json(self, key: str, value) -> None:
+        if self.directory is None:
+            return
+        path = self._path(key)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                json.dump(value, fh)
+            os.replace(tmp, path)
+        except OSError:
+            pass

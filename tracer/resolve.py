@@ -58,6 +58,7 @@ class Resolver:
     def __init__(self, project: Project):
         self.project = project
         self._mro_cache: dict[ClassRef, tuple[list[ClassRef], list[str]]] = {}
+        self.jedi = None  # JediFallback, created on first need
         # factory function name -> (keyword naming the architecture, architecture -> class),
         # filled by the engine from a protocol's registry (a class picked by name at run time)
         self.registry_factories: dict[str, tuple[str, dict[str, ClassRef]]] = {}
@@ -283,11 +284,54 @@ class Resolver:
         if unique:
             return list(unique.values())
         if reasons:
+            jedi_typed = self._jedi_types(classes, attr)
+            if jedi_typed:
+                return jedi_typed
             return Untyped("; ".join(dict.fromkeys(reasons)))
         prop = self._property_types(concrete, attr)
         if prop is not None:
             return prop
         return Untyped(f"no assignment of self.{attr} found in {concrete.name} or its bases")
+
+    def _jedi_types(self, classes: list[ClassRef], attr: str) -> list[Typed]:
+        """Ask jedi (time-bounded) about ``self.<attr> = ...`` writes the resolver could not type."""
+        if self.jedi is None:
+            from pathlib import Path
+
+            from tracer.jedi_fallback import JediFallback
+
+            some = next(iter(self.project.by_module.values()), None)
+            if some is None:
+                return []
+            depth = len(some.module.split(".")) + (1 if some.is_package else 0)
+            self.jedi = JediFallback(Path(some.abspath).parents[depth - 1])
+        assigns = re.compile(rf"self\.{re.escape(attr)}\s*(?::[^=\n]*)?=(?!=)")
+        for owner in classes:
+            for method in self.methods_mentioning(owner, pattern=assigns):
+                for write in method.writes:
+                    if write.target != f"self.{attr}":
+                        continue
+                    source = self.project.by_module.get(owner.module)
+                    text = self.project.text(owner.module)
+                    if source is None or text is None:
+                        continue
+                    from tracer.cache import entry_key
+
+                    key = entry_key(text.encode(), owner.module, f"{write.line}:{write.col}", "jedi")
+                    names = self.project.cache.get_json(key)
+                    if names is None:
+                        names = self.jedi.infer_attribute(text, source.abspath, write.line, write.col + len("self."))
+                        if self.jedi.calls_made_answer:
+                            self.project.cache.put_json(key, names)
+                    typed = []
+                    for full_name in names:
+                        symbol = self.resolve_absolute(full_name)
+                        if symbol.kind == "class":
+                            typed.append(Typed(ClassRef(symbol.module, symbol.qualname),
+                                               f"jedi inference of self.{attr} ({owner.name}.{method.name}:{write.line})"))
+                    if typed:
+                        return typed
+        return []
 
     def _property_types(self, concrete: ClassRef, attr: str, depth: int = 0) -> list[Typed] | None:
         """``@property def attr(self): return self._attr`` (or ``return Cls(...)``)."""

@@ -1,0 +1,61 @@
+"""jedi for the hops the resolver cannot type itself, under a time budget.
+
+jedi reads source; it is set up so that nothing of the scanned tree can run:
+an in-process environment (no subprocess of another interpreter), no
+project sys.path guessing, and no loading of compiled extensions found in the
+project (``load_unsafe_extensions=False``). Each answer is checked against the
+tree (it must name a class defined there), else it is ignored.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+DEFAULT_BUDGET_S = 4.0  # total jedi time per scan; each call is also cut off by jedi's own limits
+
+
+class JediFallback:
+    def __init__(self, base: Path, budget_s: float = DEFAULT_BUDGET_S):
+        self.base = base
+        self.budget_s = budget_s
+        self.spent_s = 0.0
+        self.calls = 0
+        self._project = None
+        self._environment = None
+        self._failed = False
+        self.calls_made_answer = False
+
+    def _setup(self) -> bool:
+        if self._project is not None or self._failed:
+            return not self._failed
+        try:
+            import jedi
+
+            self._environment = jedi.InterpreterEnvironment()
+            self._project = jedi.Project(
+                path=str(self.base), added_sys_path=(), smart_sys_path=False, load_unsafe_extensions=False,
+            )
+        except Exception:  # jedi missing or broken: the fallback is simply off
+            self._failed = True
+        return not self._failed
+
+    def infer_attribute(self, source: str, path: str, line: int, column: int) -> list[str]:
+        """Fully qualified names of the classes jedi infers at (line, column)."""
+        self.calls_made_answer = False
+        if self.spent_s >= self.budget_s or not self._setup():
+            return []  # out of budget: not an answer, so not cached
+        import jedi
+
+        started = time.perf_counter()
+        try:
+            script = jedi.Script(code=source, path=path, project=self._project, environment=self._environment)
+            names = script.infer(line, column)
+            found = [n.full_name for n in names if n.full_name and n.type in ("instance", "class")]
+            self.calls_made_answer = True
+        except Exception:
+            found = []
+        finally:
+            self.calls += 1
+            self.spent_s += time.perf_counter() - started
+        return found
