@@ -373,6 +373,20 @@ def test_real_downgrade_introduces_them(release_pair):
     assert all(f["entries"] == [] for f in down["findings"] if f["file"].startswith("sglang/srt/model_executor/"))
 
 
+QWEN3_VL_DFLASH = ("broken-delegation", "sglang/srt/models/qwen3_vl.py", 1447,
+                   ("sglang.srt.models.qwen3_vl.Qwen3VLForConditionalGeneration",))
+
+
+@pytest.mark.real
+def test_real_upgrade_introduces_the_qwen3_vl_dflash_delegation(release_pair):
+    """0.5.16's Qwen3VLForConditionalGeneration.set_dflash_layers_to_capture calls
+    self.model.set_dflash_layers_to_capture (qwen3_vl.py:1447), but self.model is a Qwen3LLMModel
+    (language_model_cls default, 1230/1263) -> Qwen3Model -> Qwen2Model: none defines it (only the
+    ForCausalLM classes do, qwen3.py:703). New in the upgrade; gone with DFlash in the downgrade."""
+    assert QWEN3_VL_DFLASH in brief(release_pair["up"]["findings"])
+    assert QWEN3_VL_DFLASH in brief(release_pair["down"]["fixed"])
+
+
 @pytest.mark.real
 def test_real_pair_is_symmetric(release_pair):
     """What the upgrade introduces for the protocol both releases have, the downgrade fixes, and back."""
