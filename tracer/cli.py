@@ -243,6 +243,7 @@ LAZY_COMMANDS = {
     "verify": _verify_command,
     "lint": lambda: _lint_command("lint"),
     "baseline": lambda: _lint_command("baseline"),
+    "sweep": lambda: __import__("tracer.sweep", fromlist=["sweep_command"]).sweep_command,
 }
 
 
