@@ -8,7 +8,6 @@ comments do not pile up (ruff's RUF100, mypy's warn_unused_ignores).
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 from typing import Iterable
@@ -37,6 +36,16 @@ class SourceLines:
     def __init__(self, root: str | Path):
         self.root = Path(root)
         self._lines: dict[str, list[str]] = {}
+        self._marked: dict[str, bool] = {}
+
+    def has_marker(self, path: str) -> bool:
+        """Cheap byte test before any line is split: does the file hold a suppression at all?"""
+        if path not in self._marked:
+            try:
+                self._marked[path] = MARKER in (self.root / path).read_bytes()
+            except OSError:
+                self._marked[path] = False
+        return self._marked[path]
 
     def lines(self, path: str) -> list[str]:
         if path not in self._lines:
@@ -74,9 +83,9 @@ def _in_string(line: str, pos: int) -> bool:
 def apply_suppressions(scan_json: dict, root: str | Path | None = None, files: Iterable[str] | None = None) -> dict:
     """Drop findings suppressed inline; report unused suppressions.
 
-    ``root`` defaults to the scan's root. ``files`` (paths relative to it) limits
+    ``root`` defaults to the scan's root. ``files`` (paths relative to it) says
     where unused suppressions are looked for (lint passes the touched files);
-    by default every Python file under the scanned package is searched.
+    by default, in every file the scan traced through.
     Returns the same dict, changed in place.
     """
     root = Path(root or scan_json["root"])
@@ -85,6 +94,9 @@ def apply_suppressions(scan_json: dict, root: str | Path | None = None, files: I
     kept, suppressed = [], list(scan_json.get("suppressed") or [])
     for finding in scan_json["findings"]:
         if finding["slug"] == UNUSED or not finding.get("file") or finding.get("line", 0) < 1:
+            kept.append(finding)
+            continue
+        if not source.has_marker(finding["file"]):
             kept.append(finding)
             continue
         parsed = parse_suppression(source.line(finding["file"], finding["line"]))
@@ -97,7 +109,7 @@ def apply_suppressions(scan_json: dict, root: str | Path | None = None, files: I
     scan_json["suppressed"] = suppressed
     _refresh_model_slugs(scan_json)
 
-    candidates = sorted(set(files)) if files is not None else _files_with_marker(root, scan_json)
+    candidates = sorted(p for p in set(files) if source.has_marker(p)) if files is not None else _traced_files(source, scan_json)
     for path in candidates:
         if not path.endswith(".py"):
             continue
@@ -135,26 +147,16 @@ def _refresh_model_slugs(scan_json: dict) -> None:
                                    if (model["entry"], s) not in gone or s in remaining.get(model["entry"], ()))
 
 
-def _files_with_marker(root: Path, scan_json: dict) -> list[str]:
-    """Python files under the scanned package whose text holds a suppression marker."""
-    start = root
-    package = (scan_json.get("framework") or {}).get("package_root") or ""
-    for model in scan_json.get("models", [])[:1]:
-        parts = model["file"].split("/")
-        if package in parts:
-            start = root.joinpath(*parts[: parts.index(package) + 1])
-    found = []
-    for dirpath, dirnames, filenames in os.walk(start):
-        dirnames[:] = [d for d in dirnames if not d.startswith(".") and d != "__pycache__"]
-        for name in filenames:
-            if not name.endswith(".py"):
-                continue
-            full = os.path.join(dirpath, name)
-            try:
-                with open(full, "rb") as fh:
-                    if MARKER not in fh.read():
-                        continue
-            except OSError:
-                continue
-            found.append(os.path.relpath(full, root).replace(os.sep, "/"))
-    return sorted(found)
+def _traced_files(source: SourceLines, scan_json: dict) -> list[str]:
+    """Files the scan traced through (entry files, hops, call sites, findings) that hold a marker.
+
+    A suppression can only ever match a finding in these files; looking only
+    here keeps a warm scan from reading every file of the tree again.
+    """
+    paths = {f["file"] for f in scan_json["findings"] + scan_json["suppressed"] if f.get("file")}
+    for model in scan_json.get("models", []):
+        paths.add(model["file"])
+        for hop in model.get("chain", []):
+            paths.update(p for p in (hop.get("file"), hop.get("call_file")) if p)
+    paths.update(s["file"] for s in scan_json.get("call_sites", []) if s.get("file"))
+    return [path for path in sorted(paths) if source.has_marker(path)]
