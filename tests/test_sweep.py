@@ -1,0 +1,203 @@
+"""`tracer sweep`: version ranges, unpacking, the verdict history and its pages.
+
+Offline tests build tiny SGLang-shaped releases as wheels in a temporary cache; the
+`real` test sweeps two cached SGLang releases from PyPI.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import tarfile
+import textwrap
+import zipfile
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from tracer import sweep as sweep_mod
+from tracer.cli import main
+from tracer.sweep import build_history, history_html, history_text, parse_spec, select_versions, unpack
+
+MODEL_OK = """
+from torch import nn
+
+
+class ToyModel(nn.Module):
+    def __init__(self):
+        self.layers = []
+        self.layers_to_capture = []
+
+    def forward(self, x):
+        aux = []
+        for i, layer in enumerate(self.layers):
+            if i in self.layers_to_capture:
+                aux.append(x)
+        return x, aux
+
+
+class ToyForCausalLM(nn.Module):
+    def __init__(self):
+        self.model = ToyModel()
+
+    def set_eagle3_layers_to_capture(self, layer_ids=None):
+        self.capture_aux_hidden_states = True
+        if layer_ids is None:
+            num_layers = len(self.model.layers)
+            self.model.layers_to_capture = [2, num_layers // 2, num_layers - 3]
+            print("fallback")
+        else:
+            self.model.layers_to_capture = [i + 1 for i in layer_ids]
+
+
+class PlainForCausalLM(nn.Module):
+    def __init__(self):
+        self.model = ToyModel()
+
+
+EntryClass = [ToyForCausalLM, PlainForCausalLM]
+"""
+
+RUNNER = """
+class ModelRunner:
+    def __init__(self, model):
+        self.model = model
+        self.model.set_eagle3_layers_to_capture([1, 2, 3])
+"""
+
+
+def _release_files(version: str, broken: bool) -> dict[str, str]:
+    model = MODEL_OK.replace("self.model.layers_to_capture = [i + 1", "self.model.layers_to_captur = [i + 1") \
+        if broken else MODEL_OK
+    return {
+        "sglang/__init__.py": "",
+        "sglang/version.py": f'__version__ = "{version}"\n',
+        "sglang/srt/__init__.py": "",
+        "sglang/srt/models/__init__.py": "",
+        "sglang/srt/models/toy.py": textwrap.dedent(model),
+        "sglang/srt/model_executor/__init__.py": "",
+        "sglang/srt/model_executor/model_runner.py": textwrap.dedent(RUNNER),
+        "sglang-%s.dist-info/METADATA" % version: "Name: sglang\n",
+        "sglang/srt/README.md": "not python: not unpacked\n",
+    }
+
+
+def _write_wheel(wheels: Path, version: str, broken: bool) -> Path:
+    wheels.mkdir(parents=True, exist_ok=True)
+    path = wheels / f"sglang-{version}-py3-none-any.whl"
+    with zipfile.ZipFile(path, "w") as zf:
+        for name, text in _release_files(version, broken).items():
+            zf.writestr(name, text)
+    return path
+
+
+def test_parse_spec_and_select_versions():
+    assert parse_spec("sglang==0.4.5..0.5.23") == ("sglang", "0.4.5", "0.5.23")
+    assert parse_spec("SGLang==0.5.6") == ("sglang", "0.5.6", "0.5.6")
+    with pytest.raises(Exception):
+        parse_spec("sglang>=0.4")
+    versions = ["0.5.23", "0.4.4", "0.4.5", "0.4.10", "0.4.9.post2", "0.4.9", "0.5.0rc1", "0.5.1", "0.6.0"]
+    assert select_versions(versions, "0.4.5", "0.5.23") == ["0.4.5", "0.4.9", "0.4.9.post2", "0.4.10", "0.5.1", "0.5.23"]
+    assert "0.5.0rc1" in select_versions(versions, "0.5.0rc1", "0.5.1")
+
+
+def test_unpack_takes_only_package_python_files(tmp_path):
+    wheel = _write_wheel(tmp_path / "wheels", "0.0.1", broken=False)
+    tree = Path(unpack("sglang", "0.0.1", str(wheel), tmp_path))
+    files = sorted(p.relative_to(tree).as_posix() for p in tree.rglob("*") if p.is_file())
+    assert "sglang/srt/models/toy.py" in files
+    assert not any(f.endswith(".md") or "dist-info" in f for f in files)
+    # a source distribution with python/<pkg> (SGLang's layout) unpacks to the same shape
+    sdist = tmp_path / "wheels" / "sglang-0.0.2.tar.gz"
+    with tarfile.open(sdist, "w:gz") as tf:
+        for name, text in _release_files("0.0.2", broken=False).items():
+            data = text.encode()
+            info = tarfile.TarInfo(f"sglang-0.0.2/python/{name}")
+            info.size = len(data)
+            tf.addfile(info, io.BytesIO(data))
+    tree2 = Path(unpack("sglang", "0.0.2", str(sdist), tmp_path))
+    assert (tree2 / "sglang" / "srt" / "models" / "toy.py").is_file()
+    bad = tmp_path / "wheels" / "sglang-0.0.3-py3-none-any.whl"
+    bad.write_bytes(b"not a zip")
+    with pytest.raises(zipfile.BadZipFile):
+        unpack("sglang", "0.0.3", str(bad), tmp_path)
+
+
+@pytest.fixture()
+def offline_releases(tmp_path, monkeypatch):
+    cache = tmp_path / "dl"
+    _write_wheel(cache / "wheels", "0.0.1", broken=False)
+    _write_wheel(cache / "wheels", "0.0.2", broken=False)
+    _write_wheel(cache / "wheels", "0.0.3", broken=True)
+    (cache / "wheels" / "sglang-0.0.4-py3-none-any.whl").write_bytes(b"corrupt")
+    _write_wheel(cache / "wheels", "0.0.6", broken=False)
+    monkeypatch.setattr(sweep_mod, "available_versions",
+                        lambda package, cache: (["0.0.1", "0.0.2", "0.0.3", "0.0.4", "0.0.5", "0.0.6", "0.0.7"], "test"))
+    real_download = sweep_mod.download
+
+    def download(package, version, wheels):
+        if version == "0.0.5":
+            return "", "ERROR: No matching distribution found for sglang==0.0.5"
+        return real_download(package, version, wheels)
+
+    monkeypatch.setattr(sweep_mod, "download", download)
+    return cache
+
+
+def test_sweep_history_offline(offline_releases, tmp_path):
+    sweep = sweep_mod.run_sweep("sglang==0.0.1..0.0.6", offline_releases, tmp_path / "sc", jobs=2)
+    history = build_history(sweep)
+    assert history["releases"] == ["0.0.1", "0.0.2", "0.0.3", "0.0.6"]
+    failed = {f["release"]: f["stage"] for f in history["failed"]}
+    assert failed == {"0.0.4": "unpack", "0.0.5": "download"}
+    toy = next(m for m in history["models"]
+               if m["entry"] == "sglang.srt.models.toy.ToyForCausalLM" and m["protocol"] == "sglang-eagle3")
+    assert toy["verdicts"] == {"0.0.1": "ok", "0.0.2": "ok", "0.0.3": "broken", "0.0.6": "ok"}
+    assert [(c["previous_release"], c["release"], c["from"], c["to"]) for c in toy["changes"]] == [
+        ("0.0.2", "0.0.3", "ok", "broken"), ("0.0.3", "0.0.6", "broken", "ok")]
+    assert [f["slug"] for f in toy["changes"][0]["findings_appeared"]] == ["dead-write"]
+    assert [f["slug"] for f in toy["changes"][1]["findings_disappeared"]] == ["dead-write"]
+    plain = next(m for m in history["models"] if m["entry"].endswith("PlainForCausalLM")
+                 and m["protocol"] == "sglang-eagle3")
+    assert set(plain["verdicts"].values()) == {"missing"} and plain["changes"] == []
+
+    text = history_text(history)
+    assert "0.0.2 -> 0.0.3: ok -> broken" in text and "+ dead-write sglang/srt/models/toy.py" in text
+    assert "0.0.5: download failed" in text and "0.0.4: unpack failed" in text
+
+    page = history_html(history)
+    assert page.count('<tr class="row"') == len(history["models"])
+    assert 'class="c-broken change"' in page
+    # self-contained: no external stylesheet, script or font
+    assert not re.search(r"""(src|href)=["']?(https?:)?//""", page)
+    assert "<style>" in page and "--broken" in page
+
+
+def test_sweep_command_writes_three_files(offline_releases, tmp_path, monkeypatch):
+    monkeypatch.setenv("TRACER_TEST_CACHE", str(offline_releases))
+    out = tmp_path / "history"
+    result = CliRunner().invoke(main, ["sweep", "sglang==0.0.2..0.0.3", "-o", str(out), "-j", "1",
+                                       "--cache-dir", str(tmp_path / "sc")])
+    assert result.exit_code == 0, result.output
+    assert {p.name for p in out.iterdir()} == {"history.json", "history.txt", "index.html"}
+    data = json.loads((out / "history.json").read_text())
+    assert data["releases"] == ["0.0.2", "0.0.3"] and data["failed"] == []
+    assert "ok -> broken" in result.output
+
+
+@pytest.mark.real
+def test_sweep_two_real_releases(tmp_path):
+    """0.5.22 -> 0.5.23: MiniMaxM3SparseForConditionalGeneration gains the DFlash setter
+    (minimax_m3_vl.py in 0.5.23 delegates set_dflash_layers_to_capture)."""
+    from conftest import cache_root
+
+    sweep = sweep_mod.run_sweep("sglang==0.5.22..0.5.23", cache_root(), tmp_path / "sc", jobs=2)
+    history = build_history(sweep)
+    if len(history["releases"]) < 2:
+        pytest.skip(f"releases not available: {history['failed']}")
+    row = next(m for m in history["models"] if m["protocol"] == "sglang-dflash"
+               and m["entry"].endswith("minimax_m3_vl.MiniMaxM3SparseForConditionalGeneration"))
+    assert row["verdicts"] == {"0.5.22": "missing", "0.5.23": "ok"}
+    assert row["changes"][0]["findings_disappeared"][0]["slug"] == "missing-setter"
