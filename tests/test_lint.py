@@ -274,6 +274,41 @@ def test_lint_config_exclude_and_fail_on(ok_repo, tmp_path):
     assert out.exit_code == 1
 
 
+def test_lint_checkout_layout_and_deleted_model(tmp_path):
+    """A checkout keeps the package in python/sglang; deleting a model file removes its entry classes."""
+    repo = new_repo(tmp_path / "checkout")
+    shutil.copytree(EXAMPLES / "ok" / "sglang", repo / "python" / "sglang")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "checkout")
+    (repo / "python/sglang/srt/models/qwen2_5_vl.py").unlink()
+    result = lint(repo, None, LintConfig(fail_on="info"), options(tmp_path / "cache", ["sglang-eagle3"]))
+    assert result["touched_in_package"] == ["python/sglang/srt/models/qwen2_5_vl.py"]
+    assert result["findings"] == []
+    assert [(f["slug"], f["file"]) for f in result["fixed"]] == [
+        ("missing-setter", "python/sglang/srt/models/qwen2_5_vl.py")]
+    edit_line(repo / "python" / KIMI, "self.language_model.set_eagle3_layers_to_capture(layer_ids)",
+              "self.language_model.set_eagle3_layers_to_capture()")
+    result = lint(repo, None, LintConfig(), options(tmp_path / "cache", ["sglang-eagle3"]))
+    assert [(f["slug"], f["file"]) for f in result["findings"]] == [("ids-dropped", "python/" + KIMI)]
+
+
+def test_scan_honours_inline_suppressions(tmp_path):
+    tree = tmp_path / "tree"
+    shutil.copytree(EXAMPLES / "ids-dropped", tree)
+    before = json.loads(CliRunner().invoke(main, ["scan", str(tree), "--format", "json", "--no-cache",
+                                                  "--protocol", "sglang-eagle3"]).output)
+    target = next(f for f in before["findings"] if f["slug"] == "ids-dropped")
+    path = tree / target["file"]
+    lines = path.read_text().splitlines(keepends=True)
+    lines[target["line"] - 1] = lines[target["line"] - 1].rstrip("\n") + "  # tracer: ignore[ids-dropped]\n"
+    path.write_text("".join(lines))
+    after = json.loads(CliRunner().invoke(main, ["scan", str(tree), "--format", "json", "--no-cache",
+                                                 "--protocol", "sglang-eagle3"]).output)
+    here = [(f["slug"], f["line"]) for f in after["findings"] if f["file"] == target["file"]]
+    assert ("ids-dropped", target["line"]) not in here
+    assert [(f["slug"], f["line"]) for f in after["suppressed"]] == [("ids-dropped", target["line"])]
+
+
 def test_lint_outside_git_is_a_usage_error(tmp_path):
     shutil.copytree(EXAMPLES / "ok", tmp_path / "plain")
     out = CliRunner().invoke(main, ["lint", "-C", str(tmp_path / "plain")])
