@@ -32,9 +32,15 @@ class JediFallback:
         try:
             import jedi
 
+            # jedi __import__s "auto import" modules and any module it finds only as
+            # a compiled file, from the process's sys.path: that path may hold the
+            # scanned tree (`python -m tracer` run inside it puts the cwd first), so
+            # nothing there may be importable, and nothing is auto-imported.
+            jedi.settings.auto_import_modules = []
             self._environment = jedi.InterpreterEnvironment()
             self._project = jedi.Project(
                 path=str(self.base), added_sys_path=(), smart_sys_path=False, load_unsafe_extensions=False,
+                sys_path=_safe_sys_path(self.base),
             )
         except Exception:  # jedi missing or broken: the fallback is simply off
             self._failed = True
@@ -59,3 +65,22 @@ class JediFallback:
             self.calls += 1
             self.spent_s += time.perf_counter() - started
         return found
+
+
+def _safe_sys_path(base: Path) -> list[str]:
+    """The interpreter's sys.path without the current folder and without any
+    entry inside, or above, the scanned tree (from which a module could be imported)."""
+    import os
+    import sys
+
+    root = os.path.realpath(base)
+    cwd = os.path.realpath(os.getcwd())
+    safe = []
+    for entry in sys.path:
+        if not entry:
+            continue
+        real = os.path.realpath(entry)
+        if real == cwd or real == root or real.startswith(root + os.sep) or root.startswith(real.rstrip(os.sep) + os.sep):
+            continue
+        safe.append(entry)
+    return safe
