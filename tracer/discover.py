@@ -42,17 +42,25 @@ def detect_layout(path: str | Path, protocols: list[Protocol]) -> Layout:
     for proto in protocols:
         package = proto.package
         for marker in proto.markers:
-            marker_path = root / marker
-            if not marker_path.is_dir():
+            parts = Path(marker).parts
+            # The root may itself be a folder of the marker's path (the user gave
+            # sglang/srt for "srt/models"): `top` is where the marker starts.
+            top = None
+            for k in range(len(parts)):
+                if k and tuple(root.parts[-k:]) != parts[:k]:
+                    continue
+                if root.joinpath(*parts[k:]).is_dir():
+                    top = root.parents[k - 1] if k else root
+                    break
+            if top is None:
                 continue
             # marker "a/b/<package>/srt/models": the base is the folder above <package>
-            parts = Path(marker).parts
             if package in parts:
-                base = root.joinpath(*parts[: parts.index(package)])
+                base = top.joinpath(*parts[: parts.index(package)])
             else:
                 # marker relative to the package's inside ("srt/models"): the root is
                 # a folder inside the package; climb to the folder above the package.
-                base = root
+                base = top
                 depth = 0
                 while base.name != package and base.parent != base and depth < 4:
                     base, depth = base.parent, depth + 1

@@ -1,0 +1,121 @@
+"""The command line as a user meets it: exit codes, formats, errors in one line."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+
+
+def tracer(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "tracer.cli", *args], capture_output=True, text=True, cwd=cwd)
+
+
+def test_clean_tree_exits_zero_and_prints_chains(tmp_path):
+    result = tracer("scan", str(EXAMPLES / "ok"), "--cache-dir", str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    assert "ok      sglang.srt.models.kimi_k25.KimiK25ForConditionalGeneration" in result.stdout
+    assert "delegate   DeepseekV2ForCausalLM.set_eagle3_layers_to_capture" in result.stdout
+    assert result.stdout.rstrip().splitlines()[-1].startswith("sglang-eagle3:")
+
+
+def test_broken_tree_exits_one_with_path_line_col_slug(tmp_path):
+    result = tracer("scan", str(EXAMPLES / "broken-delegation"), "--cache-dir", str(tmp_path), "--no-chains")
+    assert result.returncode == 1
+    first = result.stdout.splitlines()[0]
+    path, line, col, rest = first.split(":", 3)
+    assert path.endswith(".py") and line.isdigit() and col.isdigit()
+    assert rest.strip().startswith("broken-delegation [error]")
+
+
+def test_fail_on_never_and_warning(tmp_path):
+    assert tracer("scan", str(EXAMPLES / "broken-delegation"), "--cache-dir", str(tmp_path),
+                  "--fail-on", "never").returncode == 0
+    # silent-fallback is a warning: only --fail-on warning turns it into exit 1
+    assert tracer("scan", str(EXAMPLES / "silent-fallback"), "--cache-dir", str(tmp_path)).returncode == 0
+    assert tracer("scan", str(EXAMPLES / "silent-fallback"), "--cache-dir", str(tmp_path),
+                  "--fail-on", "warning").returncode == 1
+
+
+def test_not_a_framework_is_a_clear_usage_error(tmp_path):
+    (tmp_path / "x.py").write_text("print(1)\n")
+    result = tracer("scan", str(tmp_path))
+    assert result.returncode == 2
+    assert result.stderr.startswith("tracer: error:") and "no supported framework" in result.stderr
+    assert "Traceback" not in result.stderr
+    missing = tracer("scan", str(tmp_path / "nope"))
+    assert missing.returncode == 2 and "no such file or directory" in missing.stderr
+
+
+def test_json_has_the_documented_fields(tmp_path):
+    result = tracer("scan", str(EXAMPLES / "call-order"), "--format", "json", "--cache-dir", str(tmp_path))
+    data = json.loads(result.stdout)
+    assert set(data) >= {"tool", "root", "protocols", "models", "call_sites", "findings", "stats"}
+    model = data["models"][0]
+    assert set(model) >= {"entry", "protocol", "verdict", "chain", "state_owner", "state_attribute"}
+    assert set(model["chain"][0]) >= {"qualname", "file", "line", "resolved_by"}
+    site = data["call_sites"][0]
+    assert set(site) >= {"caller", "file", "line", "passes_ids", "before_graph_capture"}
+    finding = data["findings"][0]
+    assert set(finding) >= {"slug", "severity", "entry", "file", "line", "message", "hint"}
+    assert {f["slug"] for f in data["findings"]} == {"call-order", "ids-dropped"}
+
+
+def test_github_and_sarif_formats(tmp_path):
+    github = tracer("scan", str(EXAMPLES / "dead-write"), "--format", "github", "--cache-dir", str(tmp_path))
+    assert github.stdout.startswith("::error file=sglang/srt/models/")
+    assert "title=tracer dead-write" in github.stdout
+    sarif = json.loads(tracer("scan", str(EXAMPLES / "dead-write"), "--format", "sarif",
+                              "--cache-dir", str(tmp_path)).stdout)
+    assert sarif["version"] == "2.1.0"
+    results = sarif["runs"][0]["results"]
+    assert {r["ruleId"] for r in results} == {"dead-write"}
+    assert all(r["locations"][0]["physicalLocation"]["region"]["startLine"] > 0 for r in results)
+
+
+def test_rules_documents_every_slug():
+    listing = tracer("rules")
+    assert listing.returncode == 0
+    for slug in ("missing-setter", "broken-delegation", "dead-write", "ids-dropped", "flag-not-set",
+                 "silent-fallback", "call-order", "unresolved", "input-error"):
+        assert slug in listing.stdout
+        page = tracer("rules", slug).stdout
+        for heading in ("## What it does", "## Why is this bad?", "## Example", "## Fix"):
+            assert heading in page
+    unknown = tracer("rules", "no-such-rule")
+    assert unknown.returncode == 2 and "unknown rule" in unknown.stderr
+
+
+def test_graph_json_uses_qualified_names(tmp_path):
+    data = json.loads(tracer("graph", str(EXAMPLES / "ok"), "--cache-dir", str(tmp_path)).stdout)
+    assert "sglang.srt.models.qwen2.Qwen2ForCausalLM.set_eagle3_layers_to_capture" in data["nodes"]
+    assert ["sglang.srt.models.qwen2.Qwen2ForCausalLM.set_eagle3_layers_to_capture",
+            "sglang.srt.models.qwen2.Qwen2Model.layers_to_capture"] in data["edges"]
+
+
+def test_graph_all_on_any_python_tree(tmp_path):
+    tree = tmp_path / "proj"
+    (tree / "pkg").mkdir(parents=True)
+    (tree / "pkg" / "__init__.py").write_text("")
+    (tree / "pkg" / "a.py").write_text("from pkg.b import helper\n\ndef main():\n    helper()\n    unknown_call()\n")
+    (tree / "pkg" / "b.py").write_text("class K:\n    def m(self):\n        return self.n()\n    def n(self):\n"
+                                       "        return 1\n\ndef helper():\n    K().m()\n")
+    result = tracer("graph", str(tree), "--all", "--no-cache")
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert ["pkg.a.main", "pkg.b.helper"] in data["edges"]
+    assert ["pkg.b.K.m", "pkg.b.K.n"] in data["edges"]
+    assert ["pkg.b.helper", "pkg.b.K.__init__"] not in data["edges"]  # K has no __init__: not invented
+    assert data["stats"]["calls_unbound"] >= 1
+
+
+def test_scan_of_the_srt_folder_itself(tmp_path):
+    srt = EXAMPLES / "ok" / "sglang" / "srt"
+    data = json.loads(tracer("scan", str(srt), "--format", "json", "--cache-dir", str(tmp_path)).stdout)
+    assert any(m["entry"].endswith("Qwen2ForCausalLM") and m["verdict"] == "ok" for m in data["models"])
+    assert all(not m["file"].startswith("sglang/") for m in data["models"])  # relative to the given root
