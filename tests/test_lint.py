@@ -180,6 +180,7 @@ def test_lint_dropped_ids_in_working_tree(ok_repo, tmp_path):
     assert [(f["slug"], f["file"], f["line"]) for f in errors] == [("ids-dropped", KIMI, line)]
     assert errors[0]["entries"] == [KIMI_ENTRY]
     assert result["affected"]["sglang-eagle3"] == [KIMI_ENTRY]  # only the chain through the touched file
+    assert result["stats"]["mode"] == "re-trace"
     full = lint(ok_repo, None, LintConfig(), options(cache, ["sglang-eagle3"]), full=True)
     assert brief(full["findings"]) == brief(result["findings"]) and brief(full["fixed"]) == brief(result["fixed"])
 
@@ -395,6 +396,8 @@ def test_real_upgrade_fixes_the_0_5_6_runner(release_pair):
     init_device_graphs() (model_runner.py:552); 0.5.16 sets them with ids in
     configure_aux_hidden_state_capture before any capture. Upgrading fixes all three."""
     up = release_pair["up"]
+    assert up["stats"]["mode"] == "full (sglang-dflash appears in the change)"  # 0.5.6 has no DFlash
+    assert release_pair["down"]["stats"]["mode"] == "re-trace"
     fixed = {(f["slug"], f["file"], f["line"]) for f in up["fixed"]}
     assert RUNNER_0_5_6 <= fixed
     assert not any(f["file"].startswith("sglang/srt/model_executor/") for f in up["findings"])
@@ -436,11 +439,14 @@ def test_real_pair_is_symmetric(release_pair):
 
 
 @pytest.mark.real
-def test_real_upgrade_matches_a_full_scan(release_pair, lint_cache):
-    repo = release_pair["up-repo"]
+def test_real_downgrade_re_trace_matches_a_full_scan(release_pair, lint_cache):
+    """The downgrade is answered by the re-trace (the upgrade by a full scan, as DFlash enters);
+    a full scan of the working tree must say the same."""
+    repo = release_pair["down-repo"]
     full = lint(repo, "HEAD~1", LintConfig(), options(lint_cache), full=True)
-    assert brief(full["findings"]) == brief(release_pair["up"]["findings"])
-    assert brief(full["fixed"]) == brief(release_pair["up"]["fixed"])
+    assert full["stats"]["mode"] == "full"
+    assert brief(full["findings"]) == brief(release_pair["down"]["findings"])
+    assert brief(full["fixed"]) == brief(release_pair["down"]["fixed"])
 
 
 @pytest.fixture(scope="module")
@@ -471,6 +477,7 @@ def test_real_broken_kimi_wrapper_fails_the_lint(repo_0_5_23, lint_cache, new_ca
                   if f["severity"] == "error"]
         assert errors == [(slug, KIMI, line, [KIMI_ENTRY])]
         assert set(result["affected"]["sglang-eagle3"]) == {KIMI_ENTRY}
+        assert result["stats"]["mode"] == "re-trace"
     finally:
         path.write_text(original)
 

@@ -508,17 +508,27 @@ def lint(start: str | Path = ".", base_ref: str | None = None, config: LintConfi
         cached["stats"]["result_cache"] = True
         return cached
 
+    mode = "full" if full else "re-trace"
     if not relevant:
         result = _result(root, base_ref, commit, touched, relevant, [], [], [], [], [], {}, [], config)
+        mode = "no change"
     else:
         record = base_record(root, commit, prefix, options)
         try:
             head = full_head(root, record, relevant, options) if full else retrace(root, record, relevant, options)
-        except _NeedFullScan:
+        except _NeedFullScan as exc:
+            mode = f"full ({exc})"
+            head = full_head(root, record, relevant, options)
+        except (UsageError, KeyboardInterrupt):
+            raise
+        except Exception as exc:  # noqa: BLE001 - the exact path still answers; say why it was taken
+            if os.environ.get("TRACER_DEBUG"):
+                raise
+            mode = f"full (re-trace failed: {type(exc).__name__}: {exc})"
             head = full_head(root, record, relevant, options)
         result = compare(root, record, head, relevant, config, baseline_bytes if use_baseline else b"")
         result = _result(root, base_ref, commit, touched, relevant, **result, config=config)
-    result["stats"] = {"seconds": round(time.perf_counter() - started, 3), "result_cache": False,
+    result["stats"] = {"seconds": round(time.perf_counter() - started, 3), "result_cache": False, "mode": mode,
                        "touched": len(touched), "touched_in_package": len(relevant),
                        "entries_traced": sum(len(v) for v in result["affected"].values())}
     _store_result(options, result_key, result)
