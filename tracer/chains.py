@@ -206,7 +206,7 @@ class ChainTracer:
                         continue
                     guarded = " (the hasattr guard skips the call silently)" if call.guard else ""
                     self._broken(entry, owner, call,
-                                 f"{receiver} is a {typed.cls.name} ({typed.how}), which has no {name}"
+                                 f"{receiver}, a {typed.cls.name} ({typed.how}), which has no {name}"
                                  f"{guarded}", trace)
 
         # A near-miss of the state attribute (a typo) is a write nobody reads.
