@@ -181,7 +181,7 @@ class _Collector(cst.CSTVisitor):
         self._func_stack.append({
             "name": node.name.value, "qualname": qual, "line": line, "col": col, "end": end,
             "params": tuple(params), "calls": [], "writes": [], "reads": {}, "fallbacks": [],
-            "early_returns": [], "logging": [], "locals": [], "returns": [], "nested": 0,
+            "early_returns": [], "logging": [], "locals": [], "returns": [], "none_branches": [], "nested": 0,
         })
         self._early_returns(node)
 
@@ -198,6 +198,7 @@ class _Collector(cst.CSTVisitor):
             fallbacks=tuple(data["fallbacks"]), early_returns=tuple(data["early_returns"]),
             logging_calls=tuple(data["logging"]), local_types=tuple(data["locals"]),
             returns=tuple(dict.fromkeys(data["returns"])),
+            none_branches=tuple(data["none_branches"]),
         )
         if self._class_stack:
             self._class_stack[-1]["methods"].append(func)
@@ -240,9 +241,21 @@ class _Collector(cst.CSTVisitor):
         params = {p.name for p in func["params"]}
         tested, negated = _none_test(node.test, params)
         if tested:
-            branch = node.body if not negated else (node.orelse.body if isinstance(node.orelse, cst.Else) else None)
+            other_block = node.orelse.body if isinstance(node.orelse, cst.Else) else node.orelse
+            branch = node.body if not negated else other_block
+            other = other_block if not negated else node.body
             if branch is not None:
                 self._record_fallbacks(func, tested, branch)
+            if self.line_map is None:
+                fb = self._span(branch)
+                ex = self._span(other)
+                func["none_branches"].append((tested, fb[0], fb[1], ex[0], ex[1]))
+
+    def _span(self, node) -> tuple[int, int]:
+        if node is None:
+            return 0, 0
+        pos = self.get_metadata(PositionProvider, node)
+        return pos.start.line + self.line_offset, pos.end.line + self.line_offset
 
     def leave_If(self, node: cst.If) -> None:
         self._leave_block()
@@ -528,6 +541,64 @@ def _bracket_delta(line: str) -> int:
     return sum(code.count(c) for c in "([{") - sum(code.count(c) for c in ")]}")
 
 
+# libcst's native parser recurses without a bound: ~3,000 nested brackets, `or`
+# operands or lambdas crash the process (SIGSEGV), and a few hundred chained
+# operators make its visitors take seconds to minutes before a RecursionError.
+# Python's own parser is guarded, and real code nests at most ~25 levels
+# (SGLang 0.5.23 models: 23), so a module deeper than this is refused up front.
+MAX_NESTING = 100
+
+
+def check_nesting(text: str, first_line: int = 1) -> None:
+    """InputError when ``text`` nests deeper than libcst can safely take."""
+    import ast
+
+    try:
+        tree = ast.parse(text)
+    except (MemoryError, RecursionError):
+        raise InputError("nesting too deep to parse (Python's own parser gives up)", first_line) from None
+    except SyntaxError as exc:
+        if "too many nested" in str(exc.msg) or _naive_nesting(text) > MAX_NESTING:
+            raise InputError(f"syntax error: {exc.msg}", first_line - 1 + (exc.lineno or 1)) from None
+        return  # newer syntax than this interpreter's, perhaps: libcst decides
+    except ValueError:
+        return  # e.g. NUL bytes: libcst decides
+    depth, line = _ast_depth(tree)
+    if depth > MAX_NESTING:
+        raise InputError(f"nesting too deep to analyse safely ({depth} levels; limit {MAX_NESTING})",
+                         first_line - 1 + line)
+
+
+def _ast_depth(tree) -> tuple[int, int]:
+    """Deepest nesting of ``tree`` as libcst will see it (``a or b or c`` nests
+    there, a flat BoolOp here), and the line where it is; iterative."""
+    import ast
+
+    best, where = 0, 1
+    stack = [(tree, 1, 1)]
+    while stack:
+        node, depth, line = stack.pop()
+        line = getattr(node, "lineno", line)
+        if isinstance(node, ast.BoolOp):
+            depth += len(node.values) - 1
+        if depth > best:
+            best, where = depth, line
+            if best > MAX_NESTING:
+                break
+        stack.extend((child, depth + 1, line) for child in ast.iter_child_nodes(node))
+    return best, where
+
+
+def _naive_nesting(text: str) -> int:
+    """Upper-bound guess (strings and comments counted too) for text Python cannot parse."""
+    depth = deepest = 0
+    for line in text.split("\n"):
+        depth = max(0, depth) + sum(line.count(c) for c in "([{")
+        deepest = max(deepest, depth, len(line) // 100)
+        depth -= sum(line.count(c) for c in ")]}")
+    return deepest
+
+
 def summarize(text: str, module: str, path: str, is_package: bool, level: str = "full") -> ModuleSummary:
     """Parse ``text`` and summarise it. Raises InputError for unparsable input."""
     line_map = None
@@ -535,6 +606,7 @@ def summarize(text: str, module: str, path: str, is_package: bool, level: str = 
         source, line_map = outline_source(text)
     else:
         source = text
+    check_nesting(text)
     try:
         tree = cst.parse_module(source)
     except cst.ParserSyntaxError as exc:
@@ -588,6 +660,7 @@ def summarize_function(text: str, start: int, end: int, module: str, class_qualn
         offset, col_shift = start - 2, indent - 4
     else:
         offset, col_shift = start - 1, indent
+    check_nesting(snippet, max(1, offset + 1))
     try:
         tree = cst.parse_module(snippet)
     except cst.ParserSyntaxError as exc:
