@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 
 from tracer.cache import SummaryCache, entry_key
@@ -17,7 +18,10 @@ from tracer.source import InputError, decode_source
 from tracer.outline import outline_summary
 from tracer.summary import Function, ModuleSummary
 
-MAX_FILE_BYTES = 20 * 1024 * 1024  # larger files are reported, not parsed
+# Larger files are reported, not parsed. The biggest SGLang file is ~280 KB; libcst
+# needs ~40 s and ~400 MiB for a full parse of 1 MiB (4 MiB: 140 s, 1.5 GiB), and
+# `graph --all` parses every file fully, on --jobs workers at once.
+MAX_FILE_BYTES = 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -56,6 +60,17 @@ def index_file(source: SourceFile, level: str, data: bytes | None = None) -> Mod
 def _index_job(args: tuple[SourceFile, str, bytes]) -> ModuleSummary:
     source, level, data = args
     return index_file(source, level, data)
+
+
+def _index_isolated(source: SourceFile, level: str, data: bytes) -> ModuleSummary:
+    """After a worker died (a native crash, the kernel's OOM killer), each file in
+    its own process: the one that kills its process becomes an input error."""
+    try:
+        with ProcessPoolExecutor(max_workers=1) as pool:
+            return pool.submit(_index_job, (source, level, data)).result()
+    except BrokenProcessPool:
+        return ModuleSummary(source.module, source.path, level, error_line=1,
+                             error="the parser process died on this file (native crash or out of memory)")
 
 
 class Project:
@@ -126,8 +141,11 @@ class Project:
         if len(todo) > 8 and self.jobs > 1:
             # Biggest first so the pool's tail is short.
             todo.sort(key=lambda t: -len(t[2]))
-            with ProcessPoolExecutor(max_workers=self.jobs) as pool:
-                results = list(pool.map(_index_job, [(s, lv, d) for s, lv, d, _ in todo], chunksize=1))
+            try:
+                with ProcessPoolExecutor(max_workers=self.jobs) as pool:
+                    results = list(pool.map(_index_job, [(s, lv, d) for s, lv, d, _ in todo], chunksize=1))
+            except BrokenProcessPool:
+                results = [_index_isolated(s, lv, d) for s, lv, d, _ in todo]
         else:
             results = [index_file(s, lv, d) for s, lv, d, _ in todo]
         for (source, level, _, key), summary in zip(todo, results):
