@@ -319,6 +319,8 @@ class Resolver:
 
                     key = entry_key(text.encode(), owner.module, f"{write.line}:{write.col}", "jedi")
                     names = self.project.cache.get_json(key)
+                    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+                        names = None  # absent, or not an entry of ours
                     if names is None:
                         names = self.jedi.infer_attribute(text, source.abspath, write.line, write.col + len("self."))
                         if self.jedi.calls_made_answer:
