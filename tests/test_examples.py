@@ -44,11 +44,7 @@ def scans(tmp_path_factory):
     return get
 
 
-KNOWN_GAPS = {
-    # The flag is raised only on the fallback branch: telling it from "always"
-    # needs branch-aware writes, which the index does not record yet.
-    "flag-not-set": "flag set on the fallback path only is not yet told from always set",
-}
+KNOWN_GAPS: dict[str, str] = {}  # tree name -> why it is not yet right (strict xfail)
 
 
 def _maybe_gap(name):

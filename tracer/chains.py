@@ -52,6 +52,7 @@ class _Trace:
     unresolved: list[str] = field(default_factory=list)
     state_owners: list[ClassRef] = field(default_factory=list)
     flag_set_on: set[ClassRef] = field(default_factory=set)
+    flag_partial: dict[ClassRef, str] = field(default_factory=dict)  # set on one path only
     visited: set[tuple[ClassRef, str]] = field(default_factory=set)  # on the current path
     done: set[tuple[ClassRef, str]] = field(default_factory=set)  # fully traced
     concretes: list[tuple[ClassRef, ClassRef, Function]] = field(default_factory=list)
@@ -127,10 +128,15 @@ class ChainTracer:
         state_suffix = "." + proto.state_attribute
         flag_suffix = "." + proto.output_flag if proto.output_flag else None
 
-        for write in method.writes:
-            if flag_suffix and (write.target.endswith(flag_suffix)) and write.literal_true:
-                receiver = write.target[: -len(flag_suffix)]
-                for typed in self._types(concrete, receiver):
+        flag_writes = [w for w in method.writes
+                       if flag_suffix and w.target.endswith(flag_suffix) and w.literal_true]
+        for receiver in dict.fromkeys(w.target[: -len(flag_suffix)] for w in flag_writes):
+            lines = [w.line for w in flag_writes if w.target[: -len(flag_suffix)] == receiver]
+            partial = self._one_sided(method, ids_param, lines)
+            for typed in self._types(concrete, receiver):
+                if partial:
+                    trace.flag_partial[typed.cls] = partial
+                else:
                     trace.flag_set_on.add(typed.cls)
         for fallback in method.fallbacks:
             if fallback.param == ids_param and not fallback.has_logging:
@@ -322,6 +328,25 @@ class ChainTracer:
                 return found or Untyped(f"getattr(..., {attr!r}) cannot be typed")
         return Untyped(f"a local built by {value}(...)")
 
+    @staticmethod
+    def _one_sided(method: Function, ids_param: str, lines: list[int]) -> str:
+        """"" when some write runs whatever the ids are; else which path lacks it."""
+        branches = [b for b in method.none_branches if b[0] == ids_param]
+        if not branches:
+            return ""
+        in_fallback = in_explicit = False
+        for line in lines:
+            sides = [("fallback" if b[1] <= line <= b[2] else "explicit" if b[3] <= line <= b[4] else "")
+                     for b in branches]
+            if not any(sides):
+                return ""  # outside every None-test branch: always runs
+            in_fallback |= "fallback" in sides
+            in_explicit |= "explicit" in sides
+        if in_fallback and in_explicit:
+            return ""
+        return (f"only when {ids_param} is None (the fallback path)" if in_fallback
+                else f"only when {ids_param} is given")
+
     def _ids_param(self, method: Function) -> str:
         names = [p.name for p in method.params if p.name not in ("self", "cls")]
         if self.protocol.ids_parameter in names:
@@ -423,10 +448,12 @@ class ChainTracer:
                 continue
             cls, fn = readers[0]
             read = next(r for r in fn.reads if r.target == f"self.{proto.output_flag}")
+            partial = trace.flag_partial.get(concrete)
+            sets = f"sets it {partial}" if partial else "never sets it"
             trace.findings.append(self._finding(
                 "flag-not-set", entry, owner.module, method.line, method.col,
                 f"{cls.name}.{fn.name} passes aux hidden states on only when self.{proto.output_flag} is set "
-                f"({self._path(cls.module)}:{read.line}), but {owner.name}.{method.name} never sets it",
+                f"({self._path(cls.module)}:{read.line}), but {owner.name}.{method.name} {sets}",
                 f"Set self.{proto.output_flag} = True in {owner.name}.{method.name}.", trace))
             trace.flag_set_on.add(concrete)  # one finding per class
 

@@ -87,6 +87,8 @@ class Function:
     logging_calls: tuple[int, ...] = ()  # lines of logging-like calls
     local_types: tuple[tuple[str, str], ...] = ()  # (local name, dotted callee) from `x = Foo(...)`
     returns: tuple[str, ...] = ()  # dotted callees of returned calls ("=name" for a returned name)
+    # (param, first, last line of the branch taken when param is None, first, last line of the other branch)
+    none_branches: tuple[tuple[str, int, int, int, int], ...] = ()
 
 
 @dataclass(frozen=True)
