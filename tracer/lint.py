@@ -42,7 +42,7 @@ from tracer.discover import UsageError
 from tracer.findings import SEVERITY_ORDER
 from tracer.suppress import SourceLines, apply_suppressions
 
-RECORD_VERSION = "3"
+RECORD_VERSION = "4"
 _DEF = re.compile(r"^(\s*)(?:async\s+)?(def|class)\s+(\w+)")
 
 
@@ -244,7 +244,8 @@ def scan_with_dependencies(path: Path, options: Options) -> dict:
         "entry_modules": sorted(m for m in project.by_module
                                 if any(p.is_entry_module(m) for p in context.result.protocols)),
         # files naming each protocol's setter: a change that removes the last of them drops the protocol
-        "mentions": {p.name: sorted(s.path for m, s in project.by_module.items() if project.mentions(m, p.setter))
+        "mentions": {p.name: sorted(s.path for m, s in project.by_module.items()
+                                    if _in_scope(p, m) and project.mentions(m, p.setter))
                      for p in context.result.protocols},
     }
 
@@ -323,11 +324,6 @@ def retrace(root: Path, record: dict, touched: list[str], options: Options) -> d
     chosen = [p for p in packs if p.name in set(record["scan"]["protocols"])]
     if not chosen or any(p.entry_kind != "module-variable" for p in chosen):
         raise _NeedFullScan("protocol without a module-level entry variable")
-    for proto in packs:
-        # A protocol the base lacked that the change brings in is a full scan's job.
-        if proto.framework == layout.framework and proto not in chosen and any(
-                _mentions(root / path, proto.setter) for path in touched):
-            raise _NeedFullScan(f"{proto.name} appears in the change")
     prefix = str(root) + os.sep
     files = {path: SourceFile(module, path, prefix + path, is_package) for module, path, is_package in record["files"]}
     package_dir = (layout.base / layout.package).resolve()
@@ -343,6 +339,12 @@ def retrace(root: Path, record: dict, touched: list[str], options: Options) -> d
                 files[path] = SourceFile(".".join(parts), path, str(full), is_package)
         else:
             files.pop(path, None)
+    for proto in packs:
+        # A protocol the base lacked that the change brings in is a full scan's job.
+        if proto.framework == layout.framework and proto not in chosen and any(
+                _mentions(root / path, proto.setter) for path in touched
+                if path in files and _in_scope(proto, files[path].module)):
+            raise _NeedFullScan(f"{proto.name} appears in the change")
     touched_set = set(touched)
     dropped = []
     for proto in chosen:
@@ -350,7 +352,8 @@ def retrace(root: Path, record: dict, touched: list[str], options: Options) -> d
         # none of them names it any more (as the full scan would say: "not in this release").
         naming = record.get("mentions", {}).get(proto.name)
         if naming is not None and touched_set.issuperset(naming) and not any(
-                _mentions(root / path, proto.setter) for path in touched):
+                _mentions(root / path, proto.setter) for path in touched
+                if path not in files or _in_scope(proto, files[path].module)):
             dropped.append(proto)
     chosen = [p for p in chosen if p not in dropped]
     cache = SummaryCache((Path(options.cache_dir) if options.cache_dir else default_cache_dir()) if options.use_cache else None)
@@ -402,14 +405,17 @@ def retrace(root: Path, record: dict, touched: list[str], options: Options) -> d
         module = by_path[path].module if path in by_path else base_paths.get(path)
         return module is not None and any(p.is_entry_module(module) for p in chosen)
 
-    runner_touched = any(p.endswith(".py") and (p in by_path or p in base_paths) and not is_model_file(p)
-                         for p in touched_set)
+    def in_any_scope(path: str) -> bool:
+        module = by_path[path].module if path in by_path else base_paths.get(path)
+        return module is not None and any(_in_scope(p, module) for p in chosen)
+
+    runner_touched = any(p.endswith(".py") and in_any_scope(p) and not is_model_file(p) for p in touched_set)
     call_sites = []
     if runner_touched:
         every_entry = {m["entry"] for m in record["scan"]["models"]} | set(refs)
         for proto in chosen:
-            candidates = sorted(m for m in project.by_module
-                                if project.mentions(m, proto.setter) and not proto.is_entry_module(m))
+            candidates = sorted(m for m in project.by_module if _in_scope(proto, m)
+                                and project.mentions(m, proto.setter) and not proto.is_entry_module(m))
             sites, runner_findings = RunnerAnalysis(resolver, proto).analyse(candidates, every_entry)
             call_sites.extend(sites)
             findings.extend(runner_findings)
@@ -421,6 +427,12 @@ def retrace(root: Path, record: dict, touched: list[str], options: Options) -> d
 
 class _NeedFullScan(Exception):
     pass
+
+
+def _in_scope(proto, module: str) -> bool:
+    """The pack's package scope (e.g. sglang.srt), as the scan applies it; no scope: everything."""
+    test = getattr(proto, "in_scope", None)
+    return test(module) if test is not None else True
 
 
 def _mentions(path: Path, word: str) -> bool:
