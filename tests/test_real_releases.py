@@ -17,12 +17,6 @@ pytestmark = pytest.mark.real
 
 # Known gaps between the engine and the hand-verified truth, each worth an issue.
 KNOWN_GAPS = {
-    ("0.5.6", "sglang-eagle3", "Qwen3MoeForCausalLM"):
-        "fallback passed as a call argument (two-level MoE setter) is not seen as silent-fallback",
-    ("0.5.16", "sglang-eagle3", "Qwen3MoeForCausalLM"):
-        "fallback passed as a call argument (two-level MoE setter) is not seen as silent-fallback",
-    ("0.5.23", "sglang-eagle3", "Qwen3MoeForCausalLM"):
-        "fallback passed as a call argument (two-level MoE setter) is not seen as silent-fallback",
     ("0.5.16", "sglang-dflash", "Qwen3VLForConditionalGeneration"):
         "a delegation to a class without the method is an 'unresolved'-kind hop, the truth records a delegate hop",
     ("0.5.23", "sglang-dflash", "Qwen3VLForConditionalGeneration"):

@@ -277,6 +277,14 @@ class _Collector(cst.CSTVisitor):
                     line, col = self._pos(small)
                     target = dotted(small.targets[0].target) or self._src(small.targets[0].target)
                     func["fallbacks"].append(Fallback(param, line, col, target, self._src(small.value), has_logging))
+                elif isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
+                    # A default list handed straight on: self.model.set_x([2, n // 2, n - 3])
+                    call = small.value
+                    literal = [a.value for a in call.args if isinstance(a.value, (cst.List, cst.Tuple))]
+                    if literal and param not in _names(call) and dotted(call.func):
+                        line, col = self._pos(small)
+                        func["fallbacks"].append(Fallback(param, line, col, dotted(call.func) + "()",
+                                                          self._src(literal[0]), has_logging))
 
     # -- assignments ---------------------------------------------------------------
     def visit_Assign(self, node: cst.Assign) -> None:
