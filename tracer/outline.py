@@ -53,8 +53,9 @@ class _Outliner:
 
     def run(self, tree: ast.Module) -> None:
         self._body(tree.body, conditional=False)
-        # imports anywhere (inside functions too) bind names the code uses
-        for node in ast.walk(tree):
+        # imports anywhere (inside functions too) bind names the code uses;
+        # imports are statements, so only statement lists are walked
+        for node in _statements(tree.body):
             if isinstance(node, ast.Import):
                 for alias in node.names:
                     if alias.asname:
@@ -106,6 +107,24 @@ class _Outliner:
             annotations=tuple(annotations), class_attrs=tuple(class_attrs), conditional=conditional,
             method_spans=tuple(spans),
         ))
+
+
+_BLOCK_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
+
+
+def _statements(body: list) -> list[ast.AST]:
+    """Every statement in ``body`` and in the blocks nested in it (functions,
+    classes, if/for/while/with/try/match), without descending into expressions."""
+    found: list[ast.AST] = []
+    stack = list(reversed(body))
+    while stack:
+        node = stack.pop()
+        found.append(node)
+        for name in _BLOCK_FIELDS:
+            block = getattr(node, name, None)
+            if block:
+                stack.extend(reversed(block))
+    return found
 
 
 def _values(value: ast.expr) -> tuple[str, ...]:
