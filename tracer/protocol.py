@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fnmatch
+import functools
 import sys
 from dataclasses import dataclass
 from importlib import resources
@@ -69,7 +70,7 @@ class Protocol:
     def is_runner_module(self, module: str) -> bool:
         return any(fnmatch.fnmatchcase(module, pat) for pat in self.runner_modules)
 
-    @property
+    @functools.cached_property
     def scope(self) -> str:
         """The package all entry and runner modules share ("sglang.srt"); a scan
         reads only modules inside it. "" means everything."""

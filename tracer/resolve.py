@@ -58,6 +58,7 @@ class Resolver:
     def __init__(self, project: Project):
         self.project = project
         self._mro_cache: dict[ClassRef, tuple[list[ClassRef], list[str]]] = {}
+        self._names: dict[tuple[str, str], Symbol] = {}
         self.jedi = None  # JediFallback, created on first need
         # factory function name -> (keyword naming the architecture, architecture -> class),
         # filled by the engine from a protocol's registry (a class picked by name at run time)
@@ -72,7 +73,16 @@ class Resolver:
         return summary.cls(ref.qualname)
 
     def resolve_name(self, module: str, dotted: str, depth: int = 0) -> Symbol:
-        """What ``dotted`` (as written in ``module``) refers to."""
+        """What ``dotted`` (as written in ``module``) refers to (memoised)."""
+        key = (module, dotted)
+        found = self._names.get(key)
+        if found is None:
+            found = self._resolve_name(module, dotted, depth)
+            if depth == 0:
+                self._names[key] = found
+        return found
+
+    def _resolve_name(self, module: str, dotted: str, depth: int = 0) -> Symbol:
         if not dotted:
             return Symbol("unknown", why="not a plain name")
         if depth > MAX_DEPTH:
