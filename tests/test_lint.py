@@ -297,14 +297,14 @@ def test_scan_honours_inline_suppressions(tmp_path):
     tree = tmp_path / "tree"
     shutil.copytree(EXAMPLES / "ids-dropped", tree)
     before = json.loads(CliRunner().invoke(main, ["scan", str(tree), "--format", "json", "--no-cache",
-                                                  "--protocol", "sglang-eagle3"]).output)
+                                                  "--protocol", "sglang-eagle3"]).stdout)
     target = next(f for f in before["findings"] if f["slug"] == "ids-dropped")
     path = tree / target["file"]
     lines = path.read_text().splitlines(keepends=True)
     lines[target["line"] - 1] = lines[target["line"] - 1].rstrip("\n") + "  # tracer: ignore[ids-dropped]\n"
     path.write_text("".join(lines))
     after = json.loads(CliRunner().invoke(main, ["scan", str(tree), "--format", "json", "--no-cache",
-                                                 "--protocol", "sglang-eagle3"]).output)
+                                                 "--protocol", "sglang-eagle3"]).stdout)
     here = [(f["slug"], f["line"]) for f in after["findings"] if f["file"] == target["file"]]
     assert ("ids-dropped", target["line"]) not in here
     assert [(f["slug"], f["line"]) for f in after["suppressed"]] == [("ids-dropped", target["line"])]
@@ -333,7 +333,7 @@ def test_scan_sarif_validates_against_the_schema(tree, tmp_path):
     out = CliRunner().invoke(main, ["scan", str(EXAMPLES / tree), "--format", "sarif", "--cache-dir", str(tmp_path),
                                     "--fail-on", "never"])
     assert out.exit_code == 0, out.output
-    document = _validate_sarif(out.output)
+    document = _validate_sarif(out.stdout)
     run = document["runs"][0]
     assert run["tool"]["driver"]["rules"], "rule metadata"
     if tree != "ok":
@@ -347,7 +347,7 @@ def test_lint_sarif_validates(ok_repo, tmp_path):
     out = CliRunner().invoke(main, ["lint", "-C", str(ok_repo), "--protocol", "sglang-eagle3", "--format", "sarif",
                                     "--fail-on", "info", "--cache-dir", str(tmp_path / "cache")])
     assert out.exit_code == 1
-    document = _validate_sarif(out.output)
+    document = _validate_sarif(out.stdout)
     assert {r["ruleId"] for r in document["runs"][0]["results"]} == {"ids-dropped", "unused-suppression"}
 
 
@@ -472,7 +472,7 @@ def test_real_broken_kimi_wrapper_fails_the_lint(repo_0_5_23, lint_cache, new_ca
         out = CliRunner().invoke(main, ["lint", "-C", str(repo_0_5_23), "--cache-dir", str(lint_cache),
                                         "--format", "json"])
         assert out.exit_code == 1, out.output
-        result = json.loads(out.output)
+        result = json.loads(out.stdout)
         errors = [(f["slug"], f["file"], f["line"], f["entries"]) for f in result["findings"]
                   if f["severity"] == "error"]
         assert errors == [(slug, KIMI, line, [KIMI_ENTRY])]
@@ -487,5 +487,5 @@ def test_real_scan_sarif_validates(sglang_release, tmp_path, lint_cache):
     out = CliRunner().invoke(main, ["scan", str(sglang_release("0.5.6")), "--format", "sarif",
                                     "--cache-dir", str(lint_cache), "--fail-on", "never"])
     assert out.exit_code == 0
-    document = _validate_sarif(out.output)
+    document = _validate_sarif(out.stdout)
     assert {r["ruleId"] for r in document["runs"][0]["results"]} >= {"ids-dropped", "call-order"}

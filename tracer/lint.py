@@ -68,7 +68,11 @@ def repo_root(start: str | Path = ".") -> Path:
 def changed_files(root: Path, base_ref: str | None) -> tuple[str, list[str]]:
     """(base commit, touched paths relative to the repository root)."""
     if base_ref:
-        base = git(root, "merge-base", base_ref, "HEAD").strip()
+        try:
+            base = git(root, "merge-base", base_ref, "HEAD").strip()
+        except UsageError as exc:
+            raise UsageError(f"{exc} (is {base_ref!r} fetched? a shallow CI clone needs the base history, "
+                             "e.g. actions/checkout with fetch-depth: 0)") from None
         names = _names(git(root, "diff", "--name-only", "--no-renames", "-z", f"{base_ref}...HEAD"))
     else:
         try:
@@ -175,7 +179,7 @@ def package_prefix(root: Path, options: Options) -> str:
     return os.path.relpath(layout.base / layout.package, layout.scan_root).replace(os.sep, "/")
 
 
-def base_record(root: Path, commit: str, prefix: str, options: Options) -> dict:
+def base_record(root: Path, commit: str, prefix: str, options: Options, progress=None) -> dict:
     """Scan of the base revision with dependencies and fingerprints; cached by commit."""
     directory = lint_cache_dir(options)
     path = directory / f"base-{commit}-{options.digest()}.json" if directory else None
@@ -184,6 +188,8 @@ def base_record(root: Path, commit: str, prefix: str, options: Options) -> dict:
             return json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             pass
+    if progress is not None:
+        progress(f"tracer lint: scanning the base revision {commit[:10]} once (kept in the cache for later runs)")
     tmp = Path(tempfile.mkdtemp(prefix="tracer-base-"))
     try:
         exported = _export(root, commit, prefix, tmp)
@@ -503,7 +509,7 @@ def full_head(root: Path, record: dict, touched: list[str], options: Options) ->
 # -- comparing ----------------------------------------------------------------------------
 
 def lint(start: str | Path = ".", base_ref: str | None = None, config: LintConfig | None = None,
-         options: Options | None = None, full: bool = False, use_baseline: bool = True) -> dict:
+         options: Options | None = None, full: bool = False, use_baseline: bool = True, progress=None) -> dict:
     started = time.perf_counter()
     root = repo_root(start)
     config = config or LintConfig()
@@ -525,7 +531,7 @@ def lint(start: str | Path = ".", base_ref: str | None = None, config: LintConfi
         result = _result(root, base_ref, commit, touched, relevant, [], [], [], [], [], {}, [], config)
         mode = "no change"
     else:
-        record = base_record(root, commit, prefix, options)
+        record = base_record(root, commit, prefix, options, progress)
         try:
             head = full_head(root, record, relevant, options) if full else retrace(root, record, relevant, options)
         except _NeedFullScan as exc:
@@ -814,7 +820,8 @@ def _commands():
         from tracer import output
 
         root, config, options = settings(start, protocols, rule_files, cache_dir, no_cache, jobs, fail_on, baseline)
-        result = lint(root, base_ref, config, options, full=full, use_baseline=not no_baseline)
+        result = lint(root, base_ref, config, options, full=full, use_baseline=not no_baseline,
+                      progress=lambda message: click.echo(message, err=True))
         if fmt == "json":
             text = json.dumps(result, indent=2) + "\n"
         elif fmt == "sarif":
