@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -74,9 +75,8 @@ def detect_layout(path: str | Path, protocols: list[Protocol]) -> Layout:
 
 def _version(package_dir: Path, root: Path) -> str:
     for candidate in (package_dir / "version.py", package_dir / "_version.py"):
-        try:
-            text = candidate.read_text(errors="replace")
-        except OSError:
+        text = read_regular_file(candidate, 64 * 1024)
+        if text is None:
             continue
         # `__version__ = "x"`, `__version__: str = "x"`, `__version__ = version = "x"`;
         # a placeholder ("dev" in an except branch) is not the version.
@@ -84,10 +84,8 @@ def _version(package_dir: Path, root: Path) -> str:
         if match and match.group(1) != "dev":
             return match.group(1)
     for pyproject in (root / "python" / "pyproject.toml", root / "pyproject.toml"):
-        try:
-            match = re.search(r'^version\s*=\s*"([^"]+)"', pyproject.read_text(errors="replace"), re.M)
-        except OSError:
-            continue
+        text = read_regular_file(pyproject, 1024 * 1024)
+        match = re.search(r'^version\s*=\s*"([^"]+)"', text, re.M) if text is not None else None
         if match:
             return match.group(1)
     return ""
@@ -96,8 +94,12 @@ def _version(package_dir: Path, root: Path) -> str:
 def list_sources(layout: Layout) -> tuple[list[SourceFile], list[tuple[str, str]]]:
     """Every .py file under the scan root that lies inside the package.
 
-    Returns (files, problems): symlink loops and links leaving the root are
-    problems (reported as input errors), never followed.
+    Returns (files, problems): symlink loops, links leaving the root, folders
+    that cannot be listed and ``.py`` names that are not regular files (a FIFO
+    would block the reader forever) are problems, reported as input errors and
+    never followed or read. The walk is iterative (no recursion limit on deep
+    trees) and in sorted order, depth first, so results do not depend on the
+    order the file system lists entries in.
     """
     files: list[SourceFile] = []
     problems: list[tuple[str, str]] = []
@@ -106,19 +108,43 @@ def list_sources(layout: Layout) -> tuple[list[SourceFile], list[tuple[str, str]
     # Walk only the part of the package that lies under the scan root.
     start = package_dir if _is_within(package_dir, scan_root) else scan_root
     seen_dirs: set[str] = set()
-    for dirpath, dirnames, filenames in os.walk(start, followlinks=False):
+    stack = [str(start)]
+    while stack:
+        dirpath = stack.pop()
         real = os.path.realpath(dirpath)
         if real in seen_dirs:
-            dirnames[:] = []
             continue
         seen_dirs.add(real)
-        dirnames[:] = sorted(d for d in dirnames if d != "__pycache__" and not d.startswith("."))
-        for name in sorted(filenames):
+        try:
+            with os.scandir(dirpath) as listing:
+                entries = sorted(listing, key=lambda e: e.name)
+        except OSError as exc:
+            problems.append((_rel(dirpath, scan_root), f"cannot list folder: {exc.strerror or exc}"))
+            continue
+        subdirs = []
+        for entry in entries:
+            full, name = entry.path, entry.name
+            is_link = entry.is_symlink()
+            try:
+                is_dir = entry.is_dir()  # follows links
+            except OSError:  # a link loop
+                is_dir = False
+            if is_dir:
+                if name == "__pycache__" or name.startswith("."):
+                    continue
+                if not is_link:
+                    subdirs.append(full)
+                    continue
+                target = os.path.realpath(full)
+                if target in seen_dirs or _is_within(Path(full).parent, Path(target)):
+                    problems.append((_rel(full, scan_root), "symbolic link loop; not followed"))
+                elif not _is_within(Path(target), scan_root):
+                    problems.append((_rel(full, scan_root), "symbolic link points outside the scanned root; not followed"))
+                continue
             if not name.endswith(".py"):
                 continue
-            full = os.path.join(dirpath, name)
-            rel = os.path.relpath(full, scan_root).replace(os.sep, "/")
-            if os.path.islink(full):
+            rel = _rel(full, scan_root)
+            if is_link:
                 target = os.path.realpath(full)
                 if not os.path.exists(target):
                     problems.append((rel, "broken or looping symbolic link"))
@@ -126,6 +152,14 @@ def list_sources(layout: Layout) -> tuple[list[SourceFile], list[tuple[str, str]
                 if not _is_within(Path(target), scan_root):
                     problems.append((rel, "symbolic link points outside the scanned root; not followed"))
                     continue
+            try:
+                regular = stat.S_ISREG(os.stat(full).st_mode)
+            except OSError as exc:
+                problems.append((rel, f"cannot read: {exc.strerror or exc}"))
+                continue
+            if not regular:
+                problems.append((rel, "not a regular file (a pipe, socket or device); not read"))
+                continue
             module_rel = os.path.relpath(full, layout.base)
             parts = module_rel[:-3].split(os.sep)
             is_package = parts[-1] == "__init__"
@@ -134,16 +168,40 @@ def list_sources(layout: Layout) -> tuple[list[SourceFile], list[tuple[str, str]
             if not all(p.isidentifier() for p in parts):
                 continue  # not importable as a module (e.g. a script with a dash)
             files.append(SourceFile(".".join(parts), rel, full, is_package))
-        for d in list(dirnames):
-            full = os.path.join(dirpath, d)
-            if os.path.islink(full):
-                target = os.path.realpath(full)
-                rel = os.path.relpath(full, scan_root).replace(os.sep, "/")
-                if not os.path.exists(target) or target in seen_dirs or _is_within(Path(full).parent, Path(target)):
-                    problems.append((rel, "symbolic link loop; not followed"))
-                elif not _is_within(Path(target), scan_root):
-                    problems.append((rel, "symbolic link points outside the scanned root; not followed"))
+        stack.extend(reversed(subdirs))
     return files, problems
+
+
+def _rel(path: str, root: Path) -> str:
+    return os.path.relpath(path, root).replace(os.sep, "/")
+
+
+def read_regular_file(path: str | Path, limit: int, root: str | Path | None = None) -> str | None:
+    """:func:`read_regular_bytes` as text (UTF-8, undecodable bytes replaced)."""
+    data = read_regular_bytes(path, limit, root)
+    return data.decode("utf-8", errors="replace") if data is not None else None
+
+
+def read_regular_bytes(path: str | Path, limit: int, root: str | Path | None = None) -> bytes | None:
+    """At most ``limit`` bytes of a regular file as text; None for anything else
+    (missing, unreadable, a FIFO that would block, a device that never ends, or,
+    with ``root``, a file whose real path leaves ``root``: a link to /etc/passwd
+    in a stranger's tree must not end up in a report)."""
+    if root is not None and not _is_within(Path(path), Path(root)):
+        return None
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        with os.fdopen(fd, "rb", closefd=False) as fh:
+            return fh.read(limit)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
 
 
 def _is_within(path: Path, root: Path) -> bool:

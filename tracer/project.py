@@ -7,7 +7,9 @@ stage needs method bodies). Input errors are recorded, never raised.
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
@@ -32,7 +34,12 @@ class InputProblem:
 
 
 def _read(abspath: str) -> bytes:
-    with open(abspath, "rb") as fh:
+    # Non-blocking open and a regular-file check: a FIFO put in place of a
+    # module after discovery would otherwise block the scan forever.
+    fd = os.open(abspath, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    with os.fdopen(fd, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file")
         return fh.read(MAX_FILE_BYTES + 1)
 
 

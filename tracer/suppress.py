@@ -12,10 +12,12 @@ import re
 from pathlib import Path
 from typing import Iterable
 
+from tracer.discover import read_regular_bytes, read_regular_file
 from tracer.findings import RULES, Rule
 
 UNUSED = "unused-suppression"
 MARKER = b"tracer: ignore"
+MAX_READ_BYTES = 4 * 1024 * 1024  # scanned files over 1 MiB are never parsed (project.MAX_FILE_BYTES)
 _COMMENT = re.compile(r"#\s*tracer:\s*ignore(?:\[(?P<slugs>[^\]]*)\])?")
 
 RULES.setdefault(UNUSED, Rule(
@@ -41,18 +43,13 @@ class SourceLines:
     def has_marker(self, path: str) -> bool:
         """Cheap byte test before any line is split: does the file hold a suppression at all?"""
         if path not in self._marked:
-            try:
-                self._marked[path] = MARKER in (self.root / path).read_bytes()
-            except OSError:
-                self._marked[path] = False
+            data = read_regular_bytes(self.root / path, MAX_READ_BYTES, self.root)
+            self._marked[path] = data is not None and MARKER in data
         return self._marked[path]
 
     def lines(self, path: str) -> list[str]:
         if path not in self._lines:
-            try:
-                text = (self.root / path).read_text(encoding="utf-8", errors="replace")
-            except OSError:
-                text = ""
+            text = read_regular_file(self.root / path, MAX_READ_BYTES, self.root) or ""
             self._lines[path] = text.splitlines()
         return self._lines[path]
 
