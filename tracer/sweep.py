@@ -244,20 +244,22 @@ def run_sweep(spec: str, cache: Path, scan_cache: Path, jobs: int, protocols: li
 
     t0 = time.perf_counter()
     by_version = {r.version: r for r in ready}
-    # Oldest and newest first, then the middle: workers warm the shared cache with
-    # releases far apart, and the releases between them mostly hit it.
-    order = _interleave([r.version for r in ready])
-    with ProcessPoolExecutor(max_workers=max(1, jobs)) as pool:
-        futures = [pool.submit(_scan_job, (v, by_version[v].tree, protocols, str(scan_cache))) for v in order]
+    # A worker scans a run of neighbouring releases, oldest first: neighbours share most
+    # files, so after the run's first release it mostly hits the shared cache. Two runs
+    # per worker, handed out as workers free up, even out runs of unequal cost.
+    chunks = _chunks([r.version for r in ready], 2 * max(1, jobs), [_tree_weight(r.tree) for r in ready])
+    with ProcessPoolExecutor(max_workers=max(1, min(jobs, len(chunks)))) as pool:
+        futures = [pool.submit(_scan_chunk, [(v, by_version[v].tree, protocols, str(scan_cache)) for v in chunk])
+                   for chunk in chunks]
         for future in as_completed(futures):
-            version, data, error, seconds = future.result()
-            release = by_version[version]
-            release.seconds = round(seconds, 2)
-            if data is None:
-                release.failed_stage, release.reason = "scan", error
-            else:
-                release.scan = data
-            log(f"  {version}: {'failed: ' + error if error else 'scanned'} ({seconds:.1f} s)")
+            for version, data, error, seconds in future.result():
+                release = by_version[version]
+                release.seconds = round(seconds, 2)
+                if data is None:
+                    release.failed_stage, release.reason = "scan", error
+                else:
+                    release.scan = data
+                log(f"  {version}: {'failed: ' + error if error else 'scanned'} ({seconds:.1f} s)")
     sweep.stats = {"releases": len(chosen), "scanned": sum(1 for r in sweep.releases if r.scan),
                    "failed": sum(1 for r in sweep.releases if r.failed_stage),
                    "download_seconds": round(fetched, 2), "scan_seconds": round(time.perf_counter() - t0, 2),
@@ -266,22 +268,32 @@ def run_sweep(spec: str, cache: Path, scan_cache: Path, jobs: int, protocols: li
     return sweep
 
 
-def _interleave(items: list[str]) -> list[str]:
-    if len(items) <= 2:
-        return list(items)
-    order, seen = [], set()
-    step = len(items)
-    while step >= 1:
-        for i in range(0, len(items), step):
-            if i not in seen:
-                seen.add(i)
-                order.append(items[i])
-        if step == 1:
-            break
-        step //= 2
-    if len(items) - 1 not in seen:
-        order.insert(1, items[-1])
-    return order
+def _chunks(items: list[str], count: int, weights: list[int] | None = None) -> list[list[str]]:
+    """``items`` cut into at most ``count`` runs of neighbours of about equal total weight
+    (later releases hold more files and take longer)."""
+    count = max(1, min(count, len(items)))
+    weights = weights or [1] * len(items)
+    total = sum(weights) or 1
+    chunks: list[list[str]] = [[]]
+    running = 0
+    for item, weight in zip(items, weights):
+        if chunks[-1] and len(chunks) < count and running + weight / 2 > total * len(chunks) / count:
+            chunks.append([])
+        chunks[-1].append(item)
+        running += weight
+    return chunks
+
+
+def _tree_weight(tree: str) -> int:
+    mark = Path(tree) / _UNPACKED_MARK
+    try:
+        return int(mark.read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return sum(1 for _ in Path(tree).rglob("*.py"))
+
+
+def _scan_chunk(jobs: list[tuple[str, str, list[str] | None, str]]) -> list[tuple[str, dict | None, str, float]]:
+    return [_scan_job(job) for job in jobs]
 
 
 # -- history ------------------------------------------------------------------------------------
