@@ -463,14 +463,15 @@ def repo_0_5_23(sglang_release, tmp_path_factory):
 ])
 def test_real_broken_kimi_wrapper_fails_the_lint(repo_0_5_23, lint_cache, new_call, slug):
     """kimi_k25.py (0.5.23) delegates to self.language_model (a DeepseekV3ForCausalLM, which inherits
-    DeepseekV2ForCausalLM's setter); dropping the ids or delegating to self.vision_tower (a
-    MoonViT3dPretrainedModel, no setter) must fail the lint on that line, and only there."""
+    DeepseekV2ForCausalLM's setter) at line 939; a commit that drops the ids or delegates to
+    self.vision_tower (a MoonViT3dPretrainedModel, no setter) must fail `lint --base HEAD~1` on that
+    line, and only there."""
     path = repo_0_5_23 / KIMI
-    original = path.read_text()
+    line = edit_line(path, "self.language_model.set_eagle3_layers_to_capture(layer_ids)", new_call)
+    git(repo_0_5_23, "commit", "-q", "-am", f"kimi_k25: {new_call}")
     try:
-        line = edit_line(path, "self.language_model.set_eagle3_layers_to_capture(layer_ids)", new_call)
-        out = CliRunner().invoke(main, ["lint", "-C", str(repo_0_5_23), "--cache-dir", str(lint_cache),
-                                        "--format", "json"])
+        out = CliRunner().invoke(main, ["lint", "-C", str(repo_0_5_23), "--base", "HEAD~1",
+                                        "--cache-dir", str(lint_cache), "--format", "json"])
         assert out.exit_code == 1, out.output
         result = json.loads(out.stdout)
         errors = [(f["slug"], f["file"], f["line"], f["entries"]) for f in result["findings"]
@@ -479,7 +480,7 @@ def test_real_broken_kimi_wrapper_fails_the_lint(repo_0_5_23, lint_cache, new_ca
         assert set(result["affected"]["sglang-eagle3"]) == {KIMI_ENTRY}
         assert result["stats"]["mode"] == "re-trace"
     finally:
-        path.write_text(original)
+        git(repo_0_5_23, "reset", "-q", "--hard", "HEAD~1")
 
 
 @pytest.mark.real
