@@ -190,7 +190,8 @@ def test_sweep_command_writes_three_files(offline_releases, tmp_path, monkeypatc
 @pytest.mark.real
 def test_sweep_two_real_releases(tmp_path):
     """0.5.22 -> 0.5.23: MiniMaxM3SparseForConditionalGeneration gains the DFlash setter
-    (minimax_m3_vl.py in 0.5.23 delegates set_dflash_layers_to_capture)."""
+    (minimax_m3_vl.py:283 in 0.5.23 defines set_dflash_layers_to_capture, passing the ids
+    to set_dspark_layers_to_capture; 0.5.22's class has neither)."""
     from conftest import cache_root
 
     sweep = sweep_mod.run_sweep("sglang==0.5.22..0.5.23", cache_root(), tmp_path / "sc", jobs=2)

@@ -441,7 +441,7 @@ def history_html(history: dict) -> str:
     symbol = {"ok": "✓", "broken": "✗", "unknown": "?", "missing": "·", "absent": ""}
     rows = []
     for model in history["models"]:
-        changed_at = {c["release"]: c for c in model["changes"]}
+        changed_at = {c["release"]: c for c in _real_changes(model)}
         supported = any(v not in ("missing", "absent") for v in model["verdicts"].values())
         cells = []
         for version in versions:
