@@ -53,6 +53,7 @@ class _Trace:
     state_owners: list[ClassRef] = field(default_factory=list)
     flag_set_on: set[ClassRef] = field(default_factory=set)
     flag_partial: dict[ClassRef, str] = field(default_factory=dict)  # set on one path only
+    untraced: set[tuple[ClassRef, int]] = field(default_factory=set)  # setters whose body was not followed
     visited: set[tuple[ClassRef, str]] = field(default_factory=set)  # on the current path
     done: set[tuple[ClassRef, str]] = field(default_factory=set)  # fully traced
     concretes: list[tuple[ClassRef, ClassRef, Function]] = field(default_factory=list)
@@ -262,6 +263,7 @@ class ChainTracer:
             trace.hops.append(Hop("unresolved", f"{owner.fullname}.{method.name}", self._path(owner.module),
                                   method.line, "body", reason=why))
             trace.unresolved.append(why)
+            trace.untraced.add((concrete, method.line))
             trace.findings.append(self._finding(
                 "unresolved", entry, owner.module, method.line, method.col, why,
                 f"Make the setter write {proto.state_attribute} or delegate to an object that does.", trace))
@@ -437,8 +439,8 @@ class ChainTracer:
         if not proto.output_flag:
             return
         for concrete, owner, method in trace.concretes:
-            if concrete in trace.flag_set_on:
-                continue
+            if concrete in trace.flag_set_on or (concrete, method.line) in trace.untraced:
+                continue  # set, or the setter does something not followed: never claim "not set"
             readers = [
                 (cls, fn) for cls, fn in self.resolver.methods_in_mro(concrete, proto.output_flag)
                 if fn.name not in ("__init__", proto.setter)
