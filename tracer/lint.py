@@ -48,8 +48,16 @@ _DEF = re.compile(r"^(\s*)(?:async\s+)?(def|class)\s+(\w+)")
 
 # -- git ----------------------------------------------------------------------------------
 
+# A checkout's own .git/config can name commands git runs on its own (an
+# fsmonitor hook, an external diff, a pager): never from tracer. (Clean filters
+# named in .gitattributes cannot be switched off this way; git refuses
+# repositories owned by another user, see safe.directory.)
+_SAFE_GIT = ("-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null", "-c", "diff.external=",
+             "-c", "core.pager=cat", "-c", "core.sshCommand=false", "--no-pager")
+
+
 def git(root: Path, *args: str, binary: bool = False):
-    result = subprocess.run(["git", *args], cwd=root, capture_output=True)
+    result = subprocess.run(["git", *_SAFE_GIT, *args], cwd=root, capture_output=True)
     if result.returncode != 0:
         raise UsageError(f"git {' '.join(args)}: {result.stderr.decode(errors='replace').strip()}")
     return result.stdout if binary else result.stdout.decode("utf-8", errors="replace")
@@ -57,7 +65,7 @@ def git(root: Path, *args: str, binary: bool = False):
 
 def repo_root(start: str | Path = ".") -> Path:
     try:
-        top = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=start, capture_output=True, text=True)
+        top = subprocess.run(["git", *_SAFE_GIT, "rev-parse", "--show-toplevel"], cwd=start, capture_output=True, text=True)
     except FileNotFoundError:
         raise UsageError("tracer lint needs git on PATH") from None
     if top.returncode != 0:
