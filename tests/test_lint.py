@@ -456,19 +456,27 @@ def repo_0_5_23(sglang_release, tmp_path_factory):
     return repo
 
 
+MLLAMA4 = "sglang/srt/models/mllama4.py"
+MLLAMA4_ENTRY = "sglang.srt.models.mllama4.Llama4ForConditionalGeneration"
+
+
 @pytest.mark.real
-@pytest.mark.parametrize("new_call, slug", [
-    ("self.language_model.set_eagle3_layers_to_capture()", "ids-dropped"),
-    ("self.vision_tower.set_eagle3_layers_to_capture(layer_ids)", "broken-delegation"),
-])
-def test_real_broken_kimi_wrapper_fails_the_lint(repo_0_5_23, lint_cache, new_call, slug):
-    """kimi_k25.py (0.5.23) delegates to self.language_model (a DeepseekV3ForCausalLM, which inherits
-    DeepseekV2ForCausalLM's setter) at line 939; a commit that drops the ids or delegates to
-    self.vision_tower (a MoonViT3dPretrainedModel, no setter) must fail `lint --base HEAD~1` on that
-    line, and only there."""
-    path = repo_0_5_23 / KIMI
-    line = edit_line(path, "self.language_model.set_eagle3_layers_to_capture(layer_ids)", new_call)
-    git(repo_0_5_23, "commit", "-q", "-am", f"kimi_k25: {new_call}")
+@pytest.mark.parametrize("file, entry, old, new, slug", [
+    (KIMI, KIMI_ENTRY, "self.language_model.set_eagle3_layers_to_capture(layer_ids)",
+     "self.language_model.set_eagle3_layers_to_capture()", "ids-dropped"),
+    (KIMI, KIMI_ENTRY, "self.language_model.set_eagle3_layers_to_capture(layer_ids)",
+     "self.vision_tower.set_eagle3_layers_to_capture(layer_ids)", "broken-delegation"),
+    (MLLAMA4, MLLAMA4_ENTRY, "self.language_model.set_eagle3_layers_to_capture(layer_ids)",
+     "self.vision_model.set_eagle3_layers_to_capture(layer_ids)", "broken-delegation"),
+], ids=["kimi-ids-dropped", "kimi-vision-tower", "mllama4-vision-model"])
+def test_real_broken_wrapper_commit_fails_the_lint(repo_0_5_23, lint_cache, file, entry, old, new, slug):
+    """0.5.23: kimi_k25.py:939 delegates to self.language_model (a DeepseekV3ForCausalLM, which inherits
+    DeepseekV2ForCausalLM's setter); mllama4.py:973 delegates, behind a hasattr guard, to
+    self.language_model (a Llama4ForCausalLM). A commit that drops the ids, or delegates to
+    self.vision_tower (MoonViT3dPretrainedModel) / self.vision_model (Llama4VisionModel), neither of
+    which has the setter, must fail `lint --base HEAD~1` on that line, and only there."""
+    line = edit_line(repo_0_5_23 / file, old, new)
+    git(repo_0_5_23, "commit", "-q", "-am", f"{file}: {new}")
     try:
         out = CliRunner().invoke(main, ["lint", "-C", str(repo_0_5_23), "--base", "HEAD~1",
                                         "--cache-dir", str(lint_cache), "--format", "json"])
@@ -476,8 +484,8 @@ def test_real_broken_kimi_wrapper_fails_the_lint(repo_0_5_23, lint_cache, new_ca
         result = json.loads(out.stdout)
         errors = [(f["slug"], f["file"], f["line"], f["entries"]) for f in result["findings"]
                   if f["severity"] == "error"]
-        assert errors == [(slug, KIMI, line, [KIMI_ENTRY])]
-        assert set(result["affected"]["sglang-eagle3"]) == {KIMI_ENTRY}
+        assert errors == [(slug, file, line, [entry])]
+        assert set(result["affected"]["sglang-eagle3"]) == {entry}
         assert result["stats"]["mode"] == "re-trace"
     finally:
         git(repo_0_5_23, "reset", "-q", "--hard", "HEAD~1")
