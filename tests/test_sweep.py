@@ -19,7 +19,15 @@ from click.testing import CliRunner
 
 from tracer import sweep as sweep_mod
 from tracer.cli import main
-from tracer.sweep import build_history, history_html, history_text, parse_spec, select_versions, unpack
+from tracer.discover import UsageError
+from tracer.sweep import (
+    build_history,
+    history_html,
+    history_text,
+    parse_spec,
+    select_versions,
+    unpack,
+)
 
 MODEL_OK = """
 from torch import nn
@@ -79,7 +87,7 @@ def _release_files(version: str, broken: bool) -> dict[str, str]:
         "sglang/srt/models/toy.py": textwrap.dedent(model),
         "sglang/srt/model_executor/__init__.py": "",
         "sglang/srt/model_executor/model_runner.py": textwrap.dedent(RUNNER),
-        "sglang-%s.dist-info/METADATA" % version: "Name: sglang\n",
+        f"sglang-{version}.dist-info/METADATA": "Name: sglang\n",
         "sglang/srt/README.md": "not python: not unpacked\n",
     }
 
@@ -96,7 +104,7 @@ def _write_wheel(wheels: Path, version: str, broken: bool) -> Path:
 def test_parse_spec_and_select_versions():
     assert parse_spec("sglang==0.4.5..0.5.23") == ("sglang", "0.4.5", "0.5.23")
     assert parse_spec("SGLang==0.5.6") == ("sglang", "0.5.6", "0.5.6")
-    with pytest.raises(Exception):
+    with pytest.raises(UsageError):
         parse_spec("sglang>=0.4")
     versions = ["0.5.23", "0.4.4", "0.4.5", "0.4.10", "0.4.9.post2", "0.4.9", "0.5.0rc1", "0.5.1", "0.6.0"]
     assert select_versions(versions, "0.4.5", "0.5.23") == ["0.4.5", "0.4.9", "0.4.9.post2", "0.4.10", "0.5.1", "0.5.23"]

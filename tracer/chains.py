@@ -493,7 +493,7 @@ class ChainTracer:
             owner, fn = found
             if used is not None and used[0] == owner:
                 continue  # one class (an interface) offering both names
-            runner_name = sorted(called)[0]
+            runner_name = min(called)
             where = f"; it resolves that to {used[0].name}.{runner_name}" if used else ""
             trace.findings.append(self._finding(
                 "dead-default", entry, owner.module, fn.line, fn.col,

@@ -78,7 +78,7 @@ def available_versions(package: str, cache: Path) -> tuple[list[str], str]:
     """Versions on the index (pip index versions), else those already cached."""
     cmd = [sys.executable, "-m", "pip", "index", "versions", package, "--disable-pip-version-check"]
     try:
-        out = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=120, check=False)
         match = re.search(r"Available versions:\s*(.+)", out.stdout)
         if match:
             return [v.strip() for v in match.group(1).split(",") if v.strip()], "index"
@@ -119,7 +119,7 @@ def download(package: str, version: str, wheels: Path) -> tuple[str, str]:
         cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--disable-pip-version-check", "-q",
                *how, f"{package}=={version}", "-d", str(wheels)]
         try:
-            out = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+            out = subprocess.run(cmd, capture_output=True, text=True, timeout=600, check=False)
             reasons.append((out.stderr.strip().splitlines() or [f"pip exited {out.returncode}"])[-1])
         except (OSError, subprocess.TimeoutExpired) as exc:
             reasons.append(str(exc))
@@ -151,7 +151,7 @@ def unpack(package: str, version: str, archive: str, cache: Path) -> str:
     partial.mkdir(parents=True)
     pattern = re.compile(rf"^(?:[^/]+/)?(?:python/)?({re.escape(top)}/.*\.py)$")
     count = 0
-    if archive.endswith(".whl") or archive.endswith(".zip"):
+    if archive.endswith((".whl", ".zip")):
         with zipfile.ZipFile(archive) as zf:
             for name in zf.namelist():
                 match = pattern.match(name) if not name.startswith(top + "/") else re.match(r"^(.*\.py)$", name)
@@ -533,7 +533,9 @@ def sweep_command(spec, out_dir, download_cache, cache_dir, jobs, protocols):
     the history of each model's verdict: text, JSON and an HTML grid."""
     cache = Path(download_cache) if download_cache else default_download_cache()
     scan_cache = Path(cache_dir) if cache_dir else cache / "summaries"
-    log = lambda msg: click.echo(msg, err=True)  # noqa: E731
+    def log(msg: str) -> None:
+        click.echo(msg, err=True)
+
     sweep = run_sweep(spec, cache, scan_cache, jobs or (os.cpu_count() or 1), list(protocols) or None, log=log)
     history = build_history(sweep)
     paths = write_history(history, Path(out_dir))
