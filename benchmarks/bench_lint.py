@@ -26,6 +26,9 @@ import tempfile
 import time
 from pathlib import Path
 
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))  # measure this checkout, whatever `pip install -e` points at
+
 EDIT_FILE = "sglang/srt/models/kimi_k25.py"
 EDITS = [
     ("self.language_model.set_eagle3_layers_to_capture(layer_ids)", "self.language_model.set_eagle3_layers_to_capture()"),
@@ -55,8 +58,9 @@ def in_process(repo: Path, cache: Path, **kwargs) -> tuple[float, dict]:
 
 def command(repo: Path, cache: Path) -> float:
     start = time.perf_counter()
-    subprocess.run(["tracer", "lint", "-C", str(repo), "--cache-dir", str(cache), "-j", "2"],
-                   stdout=subprocess.DEVNULL, check=False)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]))
+    subprocess.run([sys.executable, "-m", "tracer.cli", "lint", "-C", str(repo), "--cache-dir", str(cache), "-j", "2"],
+                   stdout=subprocess.DEVNULL, check=False, env=env)
     return time.perf_counter() - start
 
 

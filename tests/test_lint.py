@@ -259,6 +259,49 @@ def test_baseline_accepts_findings_across_line_moves(ok_repo, tmp_path):
     assert out.exit_code == 0 and "accepted findings" in out.output
 
 
+def _record_summary(record: dict):
+    from collections import Counter
+
+    from tracer.lint import keys
+
+    findings = Counter(k for f in record["scan"]["findings"] for k in keys(f))
+    models = sorted((m["protocol"], m["entry"], m["verdict"], tuple(h["qualname"] for h in m["chain"]))
+                    for m in record["scan"]["models"])
+    sites = sorted((c["protocol"], c["file"], c["line"]) for c in record["scan"]["call_sites"])
+    return findings, models, sites
+
+
+def derived_matches_fresh(repo: Path, cache: Path, protocols=()) -> dict:
+    """After a commit, the next lint derives the new base record from the parent's; it must equal
+    a fresh scan of that commit."""
+    from tracer.lint import base_record, package_prefix
+
+    opts = options(cache, protocols)
+    head = git(repo, "rev-parse", "HEAD").strip()
+    derived = base_record(repo, head, package_prefix(repo, opts), opts)
+    fresh = base_record(repo, head, package_prefix(repo, opts), options(cache.parent / "fresh-cache", protocols))
+    assert derived.get("derived_from") and "derived_from" not in fresh
+    assert _record_summary(derived) == _record_summary(fresh)
+    return derived
+
+
+def test_base_record_after_a_commit_is_derived_from_the_parent(ok_repo, tmp_path):
+    cache = tmp_path / "cache"
+    lint(ok_repo, None, LintConfig(), options(cache, ["sglang-eagle3"]))  # nothing changed yet: no record
+    edit_line(ok_repo / KIMI, "self.language_model.set_eagle3_layers_to_capture(layer_ids)",
+              "self.language_model.set_eagle3_layers_to_capture()")
+    first = lint(ok_repo, None, LintConfig(), options(cache, ["sglang-eagle3"]))  # base record of C0
+    assert [f["slug"] for f in first["findings"]] == ["ids-dropped"]
+    git(ok_repo, "commit", "-q", "-am", "C1: drop the ids")
+    (ok_repo / "sglang/srt/models/qwen2_5_vl.py").unlink()  # the working tree moves on
+    edit_line(ok_repo / "sglang/srt/models/deepseek_v2.py", "def set_eagle3_layers_to_capture(",
+              "def set_eagle3_layers(")
+    derived = derived_matches_fresh(ok_repo, cache, ["sglang-eagle3"])
+    assert derived["derived_from"] == git(ok_repo, "rev-parse", "HEAD~1").strip()
+    result = lint(ok_repo, None, LintConfig(fail_on="info"), options(cache, ["sglang-eagle3"]))
+    assert ("broken-delegation", KIMI) in {(f["slug"], f["file"]) for f in result["findings"]}
+
+
 def test_lint_config_exclude_and_fail_on(ok_repo, tmp_path):
     edit_line(ok_repo / KIMI, "self.language_model.set_eagle3_layers_to_capture(layer_ids)",
               "self.language_model.set_eagle3_layers_to_capture()")
@@ -487,6 +530,26 @@ def test_real_broken_wrapper_commit_fails_the_lint(repo_0_5_23, lint_cache, file
         assert errors == [(slug, file, line, [entry])]
         assert set(result["affected"]["sglang-eagle3"]) == {entry}
         assert result["stats"]["mode"] == "re-trace"
+    finally:
+        git(repo_0_5_23, "reset", "-q", "--hard", "HEAD~1")
+
+
+@pytest.mark.real
+def test_real_next_commit_derives_its_base(repo_0_5_23, lint_cache):
+    """After a commit to a real model file, the next lint's base (the new HEAD) is derived from the
+    parent's record by re-tracing the commit's chains, and equals a fresh scan of that commit."""
+    path = repo_0_5_23 / KIMI
+    edit_line(path, "self.language_model.set_eagle3_layers_to_capture(layer_ids)",
+              "self.language_model.set_eagle3_layers_to_capture()")
+    lint(repo_0_5_23, None, LintConfig(), options(lint_cache))  # the record of HEAD exists now
+    git(repo_0_5_23, "commit", "-q", "-am", "drop the ids")
+    try:
+        edit_line(repo_0_5_23 / MLLAMA4, "self.language_model.set_eagle3_layers_to_capture(layer_ids)",
+                  "self.vision_model.set_eagle3_layers_to_capture(layer_ids)")
+        derived_matches_fresh(repo_0_5_23, lint_cache)
+        result = lint(repo_0_5_23, None, LintConfig(), options(lint_cache))
+        assert [(f["slug"], f["file"]) for f in result["findings"] if f["severity"] == "error"] == [
+            ("broken-delegation", MLLAMA4)]
     finally:
         git(repo_0_5_23, "reset", "-q", "--hard", "HEAD~1")
 

@@ -134,8 +134,8 @@ def fingerprint(source: SourceLines, finding: dict) -> str:
     return hashlib.sha1(text.encode()).hexdigest()[:16]
 
 
-def add_fingerprints(findings: list[dict], root: str | Path) -> None:
-    source = SourceLines(root)
+def add_fingerprints(findings: list[dict], root: str | Path, source: SourceLines | None = None) -> None:
+    source = source or SourceLines(root)
     for finding in findings:
         finding["fingerprint"] = fingerprint(source, finding)
 
@@ -196,6 +196,10 @@ def base_record(root: Path, commit: str, prefix: str, options: Options, progress
             return json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             pass
+    record = _derive_from_parent(root, commit, prefix, options, directory) if directory else None
+    if record is not None:
+        _write_record(path, record)
+        return record
     if progress is not None:
         progress(f"tracer lint: scanning the base revision {commit[:10]} once (kept in the cache for later runs)")
     tmp = Path(tempfile.mkdtemp(prefix="tracer-base-"))
@@ -206,12 +210,133 @@ def base_record(root: Path, commit: str, prefix: str, options: Options, progress
         shutil.rmtree(tmp, ignore_errors=True)
     record["commit"] = commit
     if path is not None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, name = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(record, fh, separators=(",", ":"))
-        os.replace(name, path)
+        _write_record(path, record)
     return record
+
+
+def _write_record(path: Path, record: dict) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, name = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        json.dump(record, fh, separators=(",", ":"))
+    os.replace(name, path)
+
+
+MAX_DERIVED_CHANGES = 200  # past this many changed files a fresh base scan is as quick
+
+
+def _derive_from_parent(root: Path, commit: str, prefix: str, options: Options, directory: Path) -> dict | None:
+    """The record of ``commit`` from its first parent's cached record, re-tracing only what the
+    commit changed, reading the commit's versions of files the working tree has changed since.
+    (After every commit the base moves by one; this keeps the next lint fast.) None when there is
+    no parent record or the commit is not a plain small change."""
+    try:
+        parent = git(root, "rev-parse", "--verify", "--quiet", f"{commit}^1").strip()
+    except UsageError:
+        return None
+    parent_path = directory / f"base-{parent}-{options.digest()}.json"
+    try:
+        parent_record = json.loads(parent_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if parent_record.get("version") != RECORD_VERSION or not parent_record.get("files"):
+        return None
+    under = prefix + "/"
+    changed = sorted(p for p in _names(git(root, "diff", "--name-only", "--no-renames", "-z", parent, commit))
+                     if p.startswith(under))
+    if len(changed) > MAX_DERIVED_CHANGES:
+        return None
+    differ = {p for p in _names(git(root, "diff", "--name-only", "--no-renames", "-z", commit))
+              | _names(git(root, "ls-files", "--others", "--exclude-standard", "-z")) if p.startswith(under)}
+    tmp = Path(tempfile.mkdtemp(prefix="tracer-view-"))
+    try:
+        view: dict[str, str | None] = {}
+        for path in sorted(set(changed) | differ):
+            if not path.endswith(".py"):
+                continue
+            blob = subprocess.run(["git", *_SAFE_GIT, "cat-file", "blob", f"{commit}:{path}"], cwd=root,
+                                  capture_output=True)
+            if blob.returncode != 0:
+                view[path] = None
+                continue
+            target = tmp / "view" / path
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(blob.stdout)
+            view[path] = str(target)
+        keep: dict = {}
+        try:
+            head = retrace(root, parent_record, changed, options, view=view, keep=keep)
+        except _NeedFullScan:
+            return None
+        if keep.get("dropped"):
+            return None
+        return _merge_record(root, parent_record, head, keep, changed, view, commit)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _merge_record(root: Path, parent: dict, head: dict, keep: dict, changed: list[str],
+                  view: dict[str, str | None], commit: str) -> dict:
+    """Parent record with the re-traced chains (and runner, when touched) replaced."""
+    affected = {(proto, entry) for proto, entries in head["affected"].items() for entry in entries}
+    changed_set = set(changed)
+
+    def replaced(finding: dict, entry: str) -> bool:
+        if entry:
+            return (finding.get("protocol") or "", entry) in affected
+        if finding["slug"] in ("input-error", "unused-suppression"):
+            return finding["file"] in changed_set
+        return head["runner"]
+
+    def unaffected(findings: list[dict]) -> list[dict]:
+        kept = []
+        for finding in findings:
+            entries = finding.get("entries") or ([finding["entry"]] if finding.get("entry") else [])
+            if not entries:
+                if not replaced(finding, ""):
+                    kept.append(finding)
+                continue
+            left = [e for e in entries if not replaced(finding, e)]
+            if left:
+                entry = finding.get("entry") if finding.get("entry") in left else left[0]
+                kept.append(dict(finding, entries=left, entry=entry))
+        return kept
+
+    source = SourceLines(root, view)
+    fresh = {"root": str(root), "findings": head["findings"], "models": head["models"], "framework": {}}
+    apply_suppressions(fresh, root, files=[p for p in changed if view.get(p)], source=source)
+    add_fingerprints(fresh["findings"] + fresh["suppressed"], root, source)
+    scan = dict(parent["scan"])
+    scan["findings"] = unaffected(parent["scan"]["findings"]) + fresh["findings"]
+    scan["suppressed"] = unaffected(parent["scan"].get("suppressed", [])) + fresh["suppressed"]
+    scan["models"] = [m for m in parent["scan"]["models"] if (m["protocol"], m["entry"]) not in affected] \
+        + head["models"]
+    if head["runner"]:
+        scan["call_sites"] = head["call_sites"]
+    project, resolver = keep["project"], keep["resolver"]
+    deps = {k: v for k, v in parent["deps"].items() if tuple(k.split("|", 1)) not in affected}
+    registered_by = {e: set(w) for e, w in parent["registered_by"].items() if e not in keep["unregistered"]}
+    for entry, paths in keep["registered"].items():
+        registered_by.setdefault(entry, set()).update(paths)
+    for model in head["models"]:
+        files = set(_model_files(project, resolver, model)) | registered_by.get(model["entry"], set())
+        deps[f"{model['protocol']}|{model['entry']}"] = sorted(files)
+    module_of = {f.path: f.module for f in project.files}
+    mentions = {}
+    for proto in keep["protocols"]:
+        naming = set(parent.get("mentions", {}).get(proto.name, [])) - changed_set
+        for path in changed:
+            if path in module_of and _in_scope(proto, module_of[path]) and view.get(path) \
+                    and _mentions(Path(view[path]), proto.setter):
+                naming.add(path)
+        mentions[proto.name] = sorted(naming)
+    return {
+        "version": RECORD_VERSION, "scan": scan, "deps": deps,
+        "registered_by": {e: sorted(w) for e, w in registered_by.items()},
+        "files": [[f.module, f.path, f.is_package] for f in project.files],
+        "entry_modules": sorted(m for m in project.by_module if any(p.is_entry_module(m) for p in keep["protocols"])),
+        "mentions": mentions, "commit": commit, "derived_from": parent.get("commit"),
+    }
 
 
 def _export(root: Path, commit: str, prefix: str, target: Path) -> bool:
@@ -324,8 +449,22 @@ def _model_files(project, resolver, model: dict):
 
 # -- the working tree: re-trace what the change can reach ---------------------------------
 
-def retrace(root: Path, record: dict, touched: list[str], options: Options) -> dict:
-    """Head results for the entries a touched file can change (lazy; summaries from the cache)."""
+def retrace(root: Path, record: dict, touched: list[str], options: Options,
+            view: dict[str, str | None] | None = None, keep: dict | None = None) -> dict:
+    """Head results for the entries a touched file can change (lazy; summaries from the cache).
+
+    ``view`` maps paths to the file to read instead of the working tree's (None: absent), so a
+    commit can be looked at without exporting it; ``keep`` receives the project and resolver.
+    """
+    view = view or {}
+
+    def where(path: str) -> str | None:
+        return view[path] if path in view else (str(root / path) if (root / path).is_file() else None)
+
+    def names_setter(path: str, word: str) -> bool:
+        found = where(path)
+        return found is not None and _mentions(Path(found), word)
+
     from tracer.cache import SummaryCache, default_cache_dir
     from tracer.chains import ChainTracer
     from tracer.discover import SourceFile, detect_layout
@@ -339,24 +478,26 @@ def retrace(root: Path, record: dict, touched: list[str], options: Options) -> d
     if not chosen or any(p.entry_kind != "module-variable" for p in chosen):
         raise _NeedFullScan("protocol without a module-level entry variable")
     prefix = str(root) + os.sep
-    files = {path: SourceFile(module, path, prefix + path, is_package) for module, path, is_package in record["files"]}
+    files = {path: SourceFile(module, path, view.get(path) or prefix + path, is_package)
+             for module, path, is_package in record["files"] if view.get(path, "") is not None}
     package_dir = (layout.base / layout.package).resolve()
-    for path in touched:
+    for path in set(touched) | set(view):
         full = (root / path).resolve()
         if not path.endswith(".py") or not _within(full, package_dir):
             continue
-        if full.is_file():
+        found = where(path)
+        if found is not None:
             parts = os.path.relpath(full, layout.base)[:-3].split(os.sep)
             is_package = parts[-1] == "__init__"
             parts = parts[:-1] if is_package else parts
             if all(p.isidentifier() for p in parts):
-                files[path] = SourceFile(".".join(parts), path, str(full), is_package)
+                files[path] = SourceFile(".".join(parts), path, found, is_package)
         else:
             files.pop(path, None)
     for proto in packs:
         # A protocol the base lacked that the change brings in is a full scan's job.
         if proto.framework == layout.framework and proto not in chosen and any(
-                _mentions(root / path, proto.setter) for path in touched
+                names_setter(path, proto.setter) for path in touched
                 if path in files and _in_scope(proto, files[path].module)):
             raise _NeedFullScan(f"{proto.name} appears in the change")
     touched_set = set(touched)
@@ -366,7 +507,7 @@ def retrace(root: Path, record: dict, touched: list[str], options: Options) -> d
         # none of them names it any more (as the full scan would say: "not in this release").
         naming = record.get("mentions", {}).get(proto.name)
         if naming is not None and touched_set.issuperset(naming) and not any(
-                _mentions(root / path, proto.setter) for path in touched
+                names_setter(path, proto.setter) for path in touched
                 if path not in files or _in_scope(proto, files[path].module)):
             dropped.append(proto)
     chosen = [p for p in chosen if p not in dropped]
@@ -384,6 +525,7 @@ def retrace(root: Path, record: dict, touched: list[str], options: Options) -> d
     # Entries registered by a touched module: re-read its registry variable (EntryClass).
     unregistered = {e for e, where in record["registered_by"].items() if touched_set.intersection(where)}
     refs: dict[str, ClassRef] = {}
+    registered: dict[str, set[str]] = {}
     for proto in chosen:
         base_entries = {m["entry"] for m in record["scan"]["models"] if m["protocol"] == proto.name}
         affected[proto.name] |= unregistered & base_entries
@@ -401,6 +543,7 @@ def retrace(root: Path, record: dict, touched: list[str], options: Options) -> d
                     ref = resolver.resolve_class(source.module, value)
                     if isinstance(ref, ClassRef):
                         refs[ref.fullname] = ref
+                        registered.setdefault(ref.fullname, set()).add(path)
                         affected[proto.name].add(ref.fullname)
     models, findings = [], []
     for proto in chosen:
@@ -436,6 +579,9 @@ def retrace(root: Path, record: dict, touched: list[str], options: Options) -> d
     problems = [p for p in project.input_problems() if p.path in touched_set]
     for proto in dropped:  # every chain of a dropped protocol is gone: its base findings are fixed
         affected[proto.name] = {m["entry"] for m in record["scan"]["models"] if m["protocol"] == proto.name}
+    if keep is not None:
+        keep.update(project=project, resolver=resolver, registered=registered, unregistered=unregistered,
+                    dropped=[p.name for p in dropped], protocols=chosen)
     return _head_json(models, call_sites, findings, problems, affected, runner_touched)
 
 

@@ -35,21 +35,31 @@ RULES.setdefault(UNUSED, Rule(
 class SourceLines:
     """Lines of files under a root, read once each (missing files read as empty)."""
 
-    def __init__(self, root: str | Path):
+    def __init__(self, root: str | Path, overrides: dict[str, str | None] | None = None):
         self.root = Path(root)
+        self.overrides = overrides or {}  # path -> the file to read instead (None: absent)
         self._lines: dict[str, list[str]] = {}
         self._marked: dict[str, bool] = {}
+
+    def _target(self, path: str) -> tuple[Path, Path] | None:
+        """(file, the folder it must stay inside) for a path, honouring overrides."""
+        if path in self.overrides:
+            found = self.overrides[path]
+            return (Path(found), Path(found).parent) if found is not None else None
+        return self.root / path, self.root
 
     def has_marker(self, path: str) -> bool:
         """Cheap byte test before any line is split: does the file hold a suppression at all?"""
         if path not in self._marked:
-            data = read_regular_bytes(self.root / path, MAX_READ_BYTES, self.root)
+            target = self._target(path)
+            data = read_regular_bytes(target[0], MAX_READ_BYTES, target[1]) if target else None
             self._marked[path] = data is not None and MARKER in data
         return self._marked[path]
 
     def lines(self, path: str) -> list[str]:
         if path not in self._lines:
-            text = read_regular_file(self.root / path, MAX_READ_BYTES, self.root) or ""
+            target = self._target(path)
+            text = (read_regular_file(target[0], MAX_READ_BYTES, target[1]) if target else None) or ""
             self._lines[path] = text.splitlines()
         return self._lines[path]
 
@@ -77,7 +87,8 @@ def _in_string(line: str, pos: int) -> bool:
     return before.count('"') % 2 == 1 or before.count("'") % 2 == 1
 
 
-def apply_suppressions(scan_json: dict, root: str | Path | None = None, files: Iterable[str] | None = None) -> dict:
+def apply_suppressions(scan_json: dict, root: str | Path | None = None, files: Iterable[str] | None = None,
+                       source: SourceLines | None = None) -> dict:
     """Drop findings suppressed inline; report unused suppressions.
 
     ``root`` defaults to the scan's root. ``files`` (paths relative to it) says
@@ -86,7 +97,7 @@ def apply_suppressions(scan_json: dict, root: str | Path | None = None, files: I
     Returns the same dict, changed in place.
     """
     root = Path(root or scan_json["root"])
-    source = SourceLines(root)
+    source = source or SourceLines(root)
     used: dict[tuple[str, int], set[str]] = {}
     kept, suppressed = [], list(scan_json.get("suppressed") or [])
     for finding in scan_json["findings"]:
