@@ -91,6 +91,10 @@ def main() -> None:
         edit(repo, original, EDITS[1][0], EDITS[1][1].replace("vision_tower", "mm_projector"))
         cli_warm = command(repo, cache)
         full, _ = in_process(repo, cache, full=True)
+        # The base moves after every commit: the next lint derives the new base record from the parent's.
+        git(repo, "commit", "-q", "-am", "a commit")
+        edit(repo, (repo / EDIT_FILE).read_text(), "self.mm_projector", "self.mm_projector ")
+        after_commit, third = in_process(repo, cache)
         load = os.getloadavg()[0]
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
@@ -105,11 +109,13 @@ def main() -> None:
         print(f"| warm, new edit, `tracer lint` command | {cli_warm:.2f} |")
         print(f"| warm, same change again, `tracer lint` command | {cli_again:.2f} |")
         print(f"| `--full` (whole working tree scanned), warm, in process | {full:.2f} |")
+        print(f"| first lint after a commit (base derived from the parent's record), in process | {after_commit:.2f} |")
         print(f"\npeak RSS of the in-process runs: {peak:.0f} MiB")
         for name, result in (("first edit", first), ("second edit", second)):
             shown = [(f["slug"], f["file"], f["line"]) for f in result["findings"] if f["severity"] == "error"]
             print(f"{name}: {result['stats']['entries_traced']} chains re-traced; new errors: {shown}")
         assert repeat["stats"]["result_cache"]
+        print(f"after the commit: {third['stats']['entries_traced']} chains re-traced, mode {third['stats']['mode']}")
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
