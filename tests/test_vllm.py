@@ -379,3 +379,20 @@ def test_vllm_runner_call_site(vllm_scan):
     site = sites[("vllm/v1/worker/gpu_model_runner.py", 5188)]
     assert site["passes_ids"] is True
     assert site["caller"].endswith("GPUModelRunner._setup_eagle3_aux_hidden_state_outputs")
+
+
+def test_cli_picks_the_pack_and_protocol_overrides(toy_tree, tmp_path):
+    from click.testing import CliRunner
+
+    from tracer.cli import main
+
+    rules = tmp_path / "toy.toml"
+    rules.write_text(TOY_PACK)
+    runner = CliRunner()
+    chosen = runner.invoke(main, ["scan", str(toy_tree), "--rules", str(rules), "--format", "json",
+                                  "--cache-dir", str(tmp_path / "c")])
+    assert chosen.exit_code == 1  # the broken wrapper is an error
+    assert __import__("json").loads(chosen.output)["protocols"] == ["toy-aux"]
+    # forcing a pack whose framework is not in the tree is a usage error
+    forced = runner.invoke(main, ["scan", str(toy_tree), "--protocol", "sglang-eagle3", "--cache-dir", str(tmp_path / "c")])
+    assert forced.exit_code == 2 and "no supported framework" in forced.output
