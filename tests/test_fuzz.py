@@ -1,0 +1,195 @@
+"""Property tests: random valid modules (hypothesmith) and mutated real model
+files through the whole pipeline.
+
+Properties: no exception escapes, every entry class gets a verdict, the scan is
+deterministic (same JSON byte for byte, timings and cache counters aside) and
+does not depend on the order files are listed in or on a warm or cold cache.
+Budgets are small (max_examples 30-40) so the suite stays fast.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import shutil
+import tempfile
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tracer import discover
+from tracer.engine import scan_to_json
+
+hypothesmith = pytest.importorskip("hypothesmith")
+
+REPO = Path(__file__).resolve().parents[1]
+OK = REPO / "examples" / "ok"
+MODELS = "sglang/srt/models"
+VERDICTS = {"ok", "broken", "unknown", "missing"}
+VOLATILE = ("seconds", "cache_hits", "files_parsed", "files_outlined", "functions_parsed")
+FUZZ = settings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+
+
+def stable(data: dict) -> str:
+    data = json.loads(json.dumps(data))
+    for key in VOLATILE:
+        data["stats"].pop(key, None)
+    return json.dumps(data, sort_keys=True)
+
+
+def check_scan(data: dict, entries: set[str] | None = None) -> None:
+    for model in data["models"]:
+        assert model["verdict"] in VERDICTS, model
+        if model["verdict"] in ("unknown", "broken", "missing"):
+            assert model["reason"] or model["findings"], model
+    if entries is not None:
+        assert entries <= {m["entry"] for m in data["models"]}
+    for error in data["input_errors"]:
+        assert error["file"] and error["reason"]
+
+
+class Tree:
+    """A copy of examples/ok in a temp folder, one fuzzed module added."""
+
+    def __init__(self):
+        self.dir = Path(tempfile.mkdtemp(prefix="tracer-fuzz-"))
+        self.root = self.dir / "tree"
+        shutil.copytree(OK, self.root, ignore=shutil.ignore_patterns("EXPECT.toml", "__pycache__"))
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+SETTER_TAIL = (
+    "\n\nclass FuzzLM(Qwen2ForCausalLM):\n    pass\n\n\nEntryClass = [FuzzLM]\n"
+)
+
+
+@FUZZ
+@given(source=hypothesmith.from_grammar())
+def test_random_valid_modules_through_the_pipeline(source):
+    with Tree() as tree:
+        (tree.root / MODELS / "fuzzed.py").write_text(source)
+        # the same random code as the body of a model module that names an entry class
+        (tree.root / MODELS / "fuzzed_entry.py").write_text(
+            "from sglang.srt.models.qwen2 import Qwen2ForCausalLM\n" + source + SETTER_TAIL)
+        data = scan_to_json(str(tree.root), use_cache=False, jobs=1)
+        check_scan(data)
+        again = scan_to_json(str(tree.root), use_cache=False, jobs=1)
+        assert stable(again) == stable(data)
+
+
+@FUZZ
+@given(source=hypothesmith.from_node())
+def test_random_libcst_trees_index_without_escaping(source):
+    from tracer.discover import SourceFile
+    from tracer.project import index_file
+
+    file = SourceFile("sglang.srt.models.fuzzed", "m.py", "/nonexistent", False)
+    for level in ("outline", "full"):
+        summary = index_file(file, level, source.encode("utf-8", errors="surrogatepass"))
+        assert summary.module == "sglang.srt.models.fuzzed"
+
+
+@FUZZ
+@given(blob=st.binary(max_size=400))
+def test_random_bytes_are_input_errors_or_summaries(blob):
+    from tracer.discover import SourceFile
+    from tracer.project import index_file
+
+    file = SourceFile("m", "m.py", "/nonexistent", False)
+    for level in ("outline", "full"):
+        index_file(file, level, blob)  # never raises
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+@given(seed=st.integers(0, 2**32 - 1))
+def test_results_do_not_depend_on_file_order_or_cache(seed):
+    """Listing order shuffled and the cache cold, warm, then cold again: same JSON."""
+    with Tree() as tree:
+        cache = tree.dir / "cache"
+        cold = stable(scan_to_json(str(tree.root), cache_dir=str(cache)))
+        warm = stable(scan_to_json(str(tree.root), cache_dir=str(cache)))
+        assert warm == cold
+        rng = random.Random(seed)
+        real = discover.list_sources
+
+        def shuffled(layout):
+            files, problems = real(layout)
+            files = list(files)
+            rng.shuffle(files)
+            return files, problems
+
+        import tracer.engine as engine
+
+        engine.list_sources, saved = shuffled, engine.list_sources
+        try:
+            assert stable(scan_to_json(str(tree.root), use_cache=False, jobs=1)) == cold
+            assert stable(scan_to_json(str(tree.root), cache_dir=str(cache), jobs=2)) == cold
+        finally:
+            engine.list_sources = saved
+
+
+# -- mutations of real SGLang model files -----------------------------------------------------------
+
+REAL_MODELS = ["qwen2.py", "llama.py", "deepseek_v2.py", "qwen3_vl.py", "kimi_k25.py", "qwen2_5_vl.py"]
+
+
+def _mutate(text: str, rng: random.Random, kind: str) -> str:
+    lines = text.split("\n")
+    if kind == "truncate":
+        return text[: rng.randrange(len(text) + 1)]
+    if kind == "delete_lines":
+        for _ in range(rng.randint(1, 20)):
+            if lines:
+                del lines[rng.randrange(len(lines))]
+        return "\n".join(lines)
+    if kind == "swap_names":
+        import re
+
+        names = sorted(set(re.findall(r"\b[A-Za-z_]\w{3,}\b", text)))
+        for _ in range(rng.randint(1, 10)):
+            a, b = rng.choice(names), rng.choice(names)
+            text = re.sub(rf"\b{re.escape(a)}\b", b, text, count=rng.randint(1, 5))
+        return text
+    if kind == "shuffle_lines":
+        i = rng.randrange(len(lines))
+        j = min(len(lines), i + rng.randint(2, 30))
+        chunk = lines[i:j]
+        rng.shuffle(chunk)
+        lines[i:j] = chunk
+        return "\n".join(lines)
+    raise AssertionError(kind)
+
+
+@pytest.mark.real
+@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+@given(seed=st.integers(0, 2**32 - 1), kind=st.sampled_from(["truncate", "delete_lines", "swap_names", "shuffle_lines"]),
+       name=st.sampled_from(REAL_MODELS))
+def test_mutated_real_model_files(sglang_release, seed, kind, name):
+    """A small wheel-shaped tree of real 0.5.23 model files, one of them mutated:
+    no exception, every entry class of the intact files keeps a verdict."""
+    release = sglang_release("0.5.23")
+    rng = random.Random(seed)
+    with Tree() as tree:
+        models = tree.root / MODELS
+        for real_name in REAL_MODELS:
+            src = release / MODELS / real_name
+            if src.exists():
+                shutil.copy(src, models / real_name)
+        target = models / name
+        if not target.exists():
+            pytest.skip(f"{name} not in this release")
+        target.write_text(_mutate(target.read_text(), rng, kind))
+        data = scan_to_json(str(tree.root), use_cache=False, jobs=1)
+        check_scan(data)
+        intact = {m["entry"] for m in data["models"] if not m["file"].endswith("/" + name)}
+        assert intact, "the intact models lost their entries"
+        again = scan_to_json(str(tree.root), cache_dir=str(tree.dir / "c"), jobs=2)
+        warm = scan_to_json(str(tree.root), cache_dir=str(tree.dir / "c"), jobs=2)
+        assert stable(again) == stable(data) == stable(warm)
