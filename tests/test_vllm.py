@@ -396,3 +396,39 @@ def test_cli_picks_the_pack_and_protocol_overrides(toy_tree, tmp_path):
     # forcing a pack whose framework is not in the tree is a usage error
     forced = runner.invoke(main, ["scan", str(toy_tree), "--protocol", "sglang-eagle3", "--cache-dir", str(tmp_path / "c")])
     assert forced.exit_code == 2 and "no supported framework" in forced.output
+
+
+def test_runner_passing_the_model_default_drops_the_ids(toy_tree, tmp_path):
+    runner = toy_tree / "toyfw" / "worker" / "runner.py"
+    runner.write_text(textwrap.dedent("""
+        class Runner:
+            def setup(self):
+                self.model.set_aux_layers(self.model.default_aux_layers())
+    """).lstrip())
+    pack = parse_protocol(TOY_PACK, "toy.toml")
+    result = scan(toy_tree, [pack], cache_dir=tmp_path / "cache2").result
+    dropped = [f for f in result.findings if f.slug == "ids-dropped"]
+    assert [(f.file, f.line) for f in dropped] == [("toyfw/worker/runner.py", 3)]
+    assert "default_aux_layers()" in dropped[0].message
+    # the runner now calls default_aux_layers only inside the setter call: still "called"
+    assert [f.slug for f in result.findings if f.slug == "dead-default"] == ["dead-default"]
+
+
+@pytest.mark.real
+def test_vllm_0_11_runner_always_uses_the_model_default(tmp_path):
+    # vLLM 0.11.0, v1/worker/gpu_model_runner.py:2645-2646:
+    #   self.model.set_aux_hidden_state_layers(self.model.get_eagle3_aux_hidden_state_layers())
+    # the draft config's layer ids are never read; models wrote self.model.aux_hidden_state_layers
+    # themselves (llama.py:572-573, read in LlamaModel.forward at 403) and no multimodal
+    # wrapper had the interface yet (qwen2_5_vl.py:967).
+    data = scan_to_json(str(vllm_release_dir("0.11.0")), cache_dir=str(tmp_path / "c"))
+    models = {m["entry"].rsplit(".", 1)[-1]: m for m in data["models"]}
+    assert _hops(models["LlamaForCausalLM"]) == [
+        ("setter", "llama.LlamaForCausalLM.set_aux_hidden_state_layers", 572),
+        ("write", "llama.LlamaModel.aux_hidden_state_layers", 573),
+        ("read", "llama.LlamaModel.forward", 403),
+    ]
+    assert models["Qwen2_5_VLForConditionalGeneration"]["verdict"] == "missing"
+    runner = [(f["slug"], f["file"], f["line"]) for f in data["findings"] if f["entry"] is None]
+    assert runner == [("ids-dropped", "vllm/v1/worker/gpu_model_runner.py", 2645)]
+    assert not [f for f in data["findings"] if f["slug"] == "dead-default"]  # that runner calls the override

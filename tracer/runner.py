@@ -97,6 +97,17 @@ class RunnerAnalysis:
             caller = f"{module}.{fn.qualname}"
             key = f"{caller}:{call.line}"
             passes = call.n_args > 0 or call.star_args
+            # setter(model.<default method>()): the model's defaults, never the draft's ids
+            default = next((name for name in proto.default_methods
+                            if call.args and f"{name}(" in call.args[0]), "")
+            if default:
+                findings.append(Finding(
+                    "ids-dropped", RULES["ids-dropped"].severity, proto.name, None, self._path(module),
+                    call.line, call.col,
+                    f"{_short(caller)} calls {proto.setter}({default}()): the model's default layers are "
+                    "captured whatever layer ids the draft config names",
+                    "Read the ids from the draft config and use the model's default only when it names none.",
+                    (caller,)))
             order = order_of.get(key)
             before: bool | None = None
             if order is not None and capture_at is not None:
