@@ -93,12 +93,10 @@ def scan(path: str | Path, protocols: list[Protocol] | None = None, cache_dir: s
         findings.extend(runner_findings)
 
     problems = project.input_problems() + [InputProblem(p, 1, why) for p, why in link_problems]
-    for problem in problems:
-        findings.append(Finding("input-error", RULES["input-error"].severity, "", None, problem.path,
-                                problem.line, 0, problem.reason, "Fix the file or exclude it; other results stand."))
+    findings.extend(input_error_finding(problem) for problem in problems)
     result = ScanResult(
         layout=layout, protocols=tuple(chosen), models=tuple(models), call_sites=tuple(call_sites),
-        findings=tuple(_deduplicate(findings)), input_errors=tuple(sorted(problems, key=lambda p: (p.path, p.line))),
+        findings=tuple(deduplicate(findings)), input_errors=tuple(sorted(problems, key=lambda p: (p.path, p.line))),
         stats={
             "files_total": len(files),
             "files_parsed": project.parsed_full,
@@ -156,7 +154,7 @@ def _registry_classes(project: Project, resolver: Resolver, proto: Protocol) -> 
     return sorted(set(by_architecture.values()), key=lambda r: r.fullname)
 
 
-def _deduplicate(findings: list[Finding]) -> list[Finding]:
+def deduplicate(findings: list[Finding]) -> list[Finding]:
     """One finding per (slug, protocol, place); every affected entry is listed."""
     merged: dict[tuple, Finding] = {}
     entries: dict[tuple, list[str]] = {}
@@ -180,34 +178,42 @@ def result_to_json(result: ScanResult) -> dict:
         "framework": {"name": layout.framework, "version": layout.version, "package_root": layout.package},
         "protocols": [p.name for p in result.protocols],
         "protocols_absent": list(result.absent_protocols),
-        "models": [
-            {
-                "entry": m.entry, "file": m.file, "line": m.line, "protocol": m.protocol,
-                "verdict": m.verdict, "reason": m.reason,
-                "chain": [_hop_json(h) for h in m.chain],
-                "state_owner": m.state_owner, "state_attribute": m.state_attribute,
-                "findings": sorted({f.slug for f in m.findings}),
-                "draft": m.draft,
-            }
-            for m in result.models
-        ],
-        "call_sites": [
-            {"protocol": s.protocol, "caller": s.caller, "file": s.file, "line": s.line,
-             "passes_ids": s.passes_ids, "before_graph_capture": s.before_graph_capture, "order": s.order}
-            for s in result.call_sites
-        ],
-        "findings": [
-            {"slug": f.slug, "severity": f.severity, "protocol": f.protocol, "entry": f.entry,
-             "entries": list(f.entries), "file": f.file, "line": f.line, "col": f.col,
-             "message": f.message, "hint": f.hint, "chain": list(f.chain)}
-            for f in result.findings
-        ],
+        "models": [model_to_json(m) for m in result.models],
+        "call_sites": [call_site_to_json(s) for s in result.call_sites],
+        "findings": [finding_to_json(f) for f in result.findings],
         "input_errors": [{"file": p.path, "line": p.line, "reason": p.reason} for p in result.input_errors],
         "stats": dict(result.stats),
     }
 
 
-def _hop_json(hop) -> dict:
+def input_error_finding(problem: InputProblem) -> Finding:
+    return Finding("input-error", RULES["input-error"].severity, "", None, problem.path, problem.line, 0,
+                   problem.reason, "Fix the file or exclude it; other results stand.")
+
+
+def finding_to_json(f: Finding) -> dict:
+    return {"slug": f.slug, "severity": f.severity, "protocol": f.protocol, "entry": f.entry,
+            "entries": list(f.entries), "file": f.file, "line": f.line, "col": f.col,
+            "message": f.message, "hint": f.hint, "chain": list(f.chain)}
+
+
+def model_to_json(m: ModelResult) -> dict:
+    return {
+        "entry": m.entry, "file": m.file, "line": m.line, "protocol": m.protocol,
+        "verdict": m.verdict, "reason": m.reason,
+        "chain": [hop_to_json(h) for h in m.chain],
+        "state_owner": m.state_owner, "state_attribute": m.state_attribute,
+        "findings": sorted({f.slug for f in m.findings}),
+        "draft": m.draft,
+    }
+
+
+def call_site_to_json(s: CallSite) -> dict:
+    return {"protocol": s.protocol, "caller": s.caller, "file": s.file, "line": s.line,
+            "passes_ids": s.passes_ids, "before_graph_capture": s.before_graph_capture, "order": s.order}
+
+
+def hop_to_json(hop) -> dict:
     data = {"kind": hop.kind, "qualname": hop.qualname, "file": hop.file, "line": hop.line,
             "resolved_by": hop.resolved_by}
     if hop.call_line:

@@ -611,40 +611,16 @@ def _within(path: Path, folder: Path) -> bool:
 
 
 def _head_json(models, call_sites, findings, problems, affected, runner_touched) -> dict:
-    merged: dict[tuple, dict] = {}
-    as_json = []
-    for f in sorted(findings, key=lambda f: f.sort_key()):
-        key = (f.slug, f.protocol, f.file, f.line, f.col, f.message)
-        if key not in merged:
-            merged[key] = {"slug": f.slug, "severity": f.severity, "protocol": f.protocol, "entry": f.entry,
-                           "entries": [], "file": f.file, "line": f.line, "col": f.col, "message": f.message,
-                           "hint": f.hint, "chain": list(f.chain)}
-            as_json.append(merged[key])
-        for entry in (f.entries or ((f.entry,) if f.entry else ())):
-            if entry not in merged[key]["entries"]:
-                merged[key]["entries"].append(entry)
-    for p in problems:
-        as_json.append({"slug": "input-error", "severity": "error", "protocol": "", "entry": None, "entries": [],
-                        "file": p.path, "line": p.line, "col": 0, "message": p.reason,
-                        "hint": "Fix the file or exclude it; other results stand.", "chain": []})
-    model_json = [{"entry": m.entry, "file": m.file, "line": m.line, "protocol": m.protocol, "verdict": m.verdict,
-                   "reason": m.reason, "chain": [_hop(h) for h in m.chain], "state_owner": m.state_owner,
-                   "state_attribute": m.state_attribute, "findings": sorted({f.slug for f in m.findings})}
-                  for m in models]
-    sites = [{"protocol": s.protocol, "caller": s.caller, "file": s.file, "line": s.line, "passes_ids": s.passes_ids,
-              "before_graph_capture": s.before_graph_capture, "order": s.order} for s in call_sites]
+    from tracer.engine import (
+        call_site_to_json, deduplicate, finding_to_json, input_error_finding, model_to_json,
+    )
+
+    deduplicated = deduplicate(list(findings)) + [input_error_finding(p) for p in problems]
+    as_json = [finding_to_json(f) for f in deduplicated]
+    model_json = [model_to_json(m) for m in models]
+    sites = [call_site_to_json(s) for s in call_sites]
     return {"models": model_json, "call_sites": sites, "findings": as_json,
             "affected": {k: sorted(v) for k, v in affected.items()}, "runner": runner_touched}
-
-
-def _hop(hop) -> dict:
-    data = {"kind": hop.kind, "qualname": hop.qualname, "file": hop.file, "line": hop.line,
-            "resolved_by": hop.resolved_by}
-    if hop.call_line:
-        data.update(call_file=hop.call_file, call_line=hop.call_line, passes_ids=hop.passes_ids)
-    if hop.reason:
-        data["reason"] = hop.reason
-    return data
 
 
 def full_head(root: Path, record: dict, touched: list[str], options: Options) -> dict:
