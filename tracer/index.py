@@ -84,6 +84,9 @@ class _Collector(cst.CSTVisitor):
 
     def _src(self, node: cst.CSTNode) -> str:
         text = " ".join(self.code_for_node(node).split())
+        # a list written over several lines reads "[ 2, n, ]" once joined: tidy it
+        text = text.replace("( ", "(").replace("[ ", "[").replace(", ]", "]").replace(", )", ")")
+        text = text.replace(" ]", "]").replace(" )", ")")
         return text if len(text) <= MAX_SRC else text[: MAX_SRC - 3] + "..."
 
     def _current(self) -> dict | None:

@@ -32,7 +32,7 @@ def format_text(scan: dict, show_chains: bool = True, show_missing: bool = False
     if show_chains:
         for proto in scan["protocols"]:
             models = sorted((m for m in scan["models"] if m["protocol"] == proto),
-                            key=lambda m: (VERDICT_ORDER.get(m["verdict"], 9), m["entry"]))
+                            key=lambda m: (bool(m.get("draft")), VERDICT_ORDER.get(m["verdict"], 9), m["entry"]))
             lines.append(paint(f"== {proto}", "bold"))
             missing = []
             for m in models:
