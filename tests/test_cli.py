@@ -119,3 +119,26 @@ def test_scan_of_the_srt_folder_itself(tmp_path):
     data = json.loads(tracer("scan", str(srt), "--format", "json", "--cache-dir", str(tmp_path)).stdout)
     assert any(m["entry"].endswith("Qwen2ForCausalLM") and m["verdict"] == "ok" for m in data["models"])
     assert all(not m["file"].startswith("sglang/") for m in data["models"])  # relative to the given root
+
+
+def test_unchanged_tree_is_answered_from_the_result_cache_and_an_edit_is_seen(tmp_path):
+    import shutil
+
+    tree = tmp_path / "tree"
+    shutil.copytree(EXAMPLES / "ok", tree)
+    cache = tmp_path / "cache"
+    first = json.loads(tracer("scan", str(tree), "--format", "json", "--cache-dir", str(cache)).stdout)
+    second = json.loads(tracer("scan", str(tree), "--format", "json", "--cache-dir", str(cache)).stdout)
+    assert not first["stats"].get("result_cache") and second["stats"].get("result_cache")
+    assert second["models"] == first["models"] and second["findings"] == first["findings"]
+    # An edit (even one that keeps the size) must be seen: the wrapper now skips the ids.
+    kimi = tree / "sglang" / "srt" / "models" / "kimi_k25.py"
+    text = kimi.read_text()
+    assert "self.language_model.set_eagle3_layers_to_capture(layer_ids)" in text
+    kimi.write_text(text.replace("self.language_model.set_eagle3_layers_to_capture(layer_ids)",
+                                 "self.language_model.set_eagle3_layers_to_capture(         )"))
+    third = tracer("scan", str(tree), "--format", "json", "--cache-dir", str(cache))
+    data = json.loads(third.stdout)
+    assert not data["stats"].get("result_cache")
+    assert third.returncode == 1
+    assert any(f["slug"] == "ids-dropped" and f["file"].endswith("kimi_k25.py") for f in data["findings"])

@@ -78,11 +78,10 @@ def _scan_options(func):
 
 
 def _run_scan(path, protocols, rule_files, cache_dir, no_cache, jobs):
-    from tracer.engine import result_to_json, scan
+    from tracer.engine import scan_json_memoised
 
     packs = load_protocols(list(protocols) or None, list(rule_files))
-    context = scan(path, packs, cache_dir, not no_cache, jobs or 0)
-    return context, result_to_json(context.result)
+    return None, scan_json_memoised(path, packs, cache_dir, not no_cache, jobs or 0)
 
 
 @main.command("scan")

@@ -7,12 +7,14 @@ interface documented in docs/scan-json.md.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from tracer import __version__
-from tracer.cache import SummaryCache, default_cache_dir
+from tracer.cache import SummaryCache, default_cache_dir, entry_key
 from tracer.chains import ChainTracer, ModelResult
 from tracer.discover import Layout, UsageError, detect_layout, list_sources
 from tracer.findings import RULES, Finding
@@ -220,6 +222,44 @@ def hop_to_json(hop) -> dict:
         data.update(call_file=hop.call_file, call_line=hop.call_line, passes_ids=hop.passes_ids)
     if hop.reason:
         data["reason"] = hop.reason
+    return data
+
+
+def scan_json_memoised(path: str | Path, packs: list[Protocol] | None, cache_dir=None, use_cache: bool = True,
+                       jobs: int = 0) -> dict:
+    """The scan JSON, answered from a whole-result cache when no file in the
+    protocols' scope changed (same paths, sizes and modification times, same
+    packs, same tracer) -- the rescan a user makes most often. Anything else
+    runs the scan (which still reuses per-method summaries)."""
+    started = time.perf_counter()
+    all_protocols = packs or load_protocols()
+    if not use_cache:
+        return result_to_json(scan(path, all_protocols, cache_dir, False, jobs).result)
+    cache = SummaryCache(Path(cache_dir) if cache_dir else default_cache_dir())
+    layout = detect_layout(path, all_protocols)
+    chosen = [p for p in all_protocols if p.framework == layout.framework]
+    files, _ = list_sources(layout)
+    digest = hashlib.sha256()
+    digest.update(str(layout.scan_root).encode())
+    for proto in chosen:
+        digest.update(repr(proto).encode())
+    for source in files:
+        if not any(p.in_scope(source.module) for p in chosen):
+            continue
+        try:
+            st = os.stat(source.abspath)
+        except OSError:
+            digest.update(f"{source.path}:missing".encode())
+            continue
+        digest.update(f"{source.path}:{st.st_size}:{st.st_mtime_ns}\n".encode())
+    key = entry_key(digest.digest(), "", "", "scan-result")
+    stored = cache.get_json(key)
+    if isinstance(stored, dict) and stored.get("tool", {}).get("version") == __version__ and "models" in stored:
+        stored["stats"] = dict(stored.get("stats", {}), seconds=round(time.perf_counter() - started, 3),
+                               result_cache=True)
+        return stored
+    data = result_to_json(scan(path, all_protocols, cache_dir, True, jobs).result)
+    cache.put_json(key, data)
     return data
 
 

@@ -75,6 +75,9 @@ def summary_line(scan: dict) -> str:
     for proto in scan.get("protocols_absent") or []:
         parts.append(f"{proto}: not in this release")
     stats = scan.get("stats", {})
+    if stats.get("result_cache"):
+        return (f"{'; '.join(parts)}. Findings: {findings}. No file changed since the last scan: "
+                f"result from the cache in {stats.get('seconds', 0)} s.")
     return (f"{'; '.join(parts)}. Findings: {findings}. "
             f"{stats.get('files_parsed', 0)} files parsed, {stats.get('files_outlined', 0)} outlined, "
             f"{stats.get('cache_hits', 0)} from cache, of {stats.get('files_total', 0)}, in {stats.get('seconds', 0)} s.")
