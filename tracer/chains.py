@@ -41,6 +41,8 @@ class ModelResult:
     state_attribute: str
     findings: tuple[Finding, ...] = field(default=())
     draft: bool = False  # a draft head: the runner never calls the setter on it
+    # (file, line, col, setter qualname) of per-layer tags set and never cleared
+    tags_without_clear: tuple = ()
 
 
 @dataclass
@@ -54,6 +56,7 @@ class _Trace:
     flag_set_on: set[ClassRef] = field(default_factory=set)
     flag_partial: dict[ClassRef, str] = field(default_factory=dict)  # set on one path only
     untraced: set[tuple[ClassRef, int]] = field(default_factory=set)  # setters whose body was not followed
+    tags_without_clear: list[tuple] = field(default_factory=list)
     visited: set[tuple[ClassRef, str]] = field(default_factory=set)  # on the current path
     done: set[tuple[ClassRef, str]] = field(default_factory=set)  # fully traced
     concretes: list[tuple[ClassRef, ClassRef, Function]] = field(default_factory=list)
@@ -146,6 +149,13 @@ class ChainTracer:
                     f"{owner.name}.{method.name} falls back to {fallback.value_src} when {fallback.param} is None, "
                     "and nothing is logged",
                     "Log a warning naming the fallback layers, so a draft config without ids is noticed.", trace))
+
+        markers = {f"*.{m}" for m in proto.state_markers}
+        tags = [w for w in method.writes if w.target in markers]
+        if any(w.literal_true for w in tags) and not any(w.value_src == "False" for w in tags):
+            first = next(w for w in tags if w.literal_true)
+            trace.tags_without_clear.append((self._path(owner.module), first.line, first.col,
+                                             f"{owner.fullname}.{method.name}"))
 
         # A write in the else branch of `if hasattr(recv, setter): recv.setter(...)`
         # only runs when the receiver lacks the setter.
@@ -524,4 +534,5 @@ class ChainTracer:
             verdict=verdict, reason=reason, chain=tuple(trace.hops),
             state_owner=owners[0].fullname if owners else "", state_attribute=self.protocol.state_attribute,
             findings=tuple(sorted(set(findings), key=Finding.sort_key)), draft=draft,
+            tags_without_clear=tuple(dict.fromkeys(trace.tags_without_clear)),
         )

@@ -93,6 +93,10 @@ def scan(path: str | Path, protocols: list[Protocol] | None = None, cache_dir: s
         sites, runner_findings = RunnerAnalysis(resolver, proto).analyse(candidates, model_classes)
         call_sites.extend(sites)
         findings.extend(runner_findings)
+        stale = stale_tag_findings(proto, [m for m in models if m.protocol == proto.name], sites)
+        findings.extend(stale)
+        models = [with_findings(m, [f for f in stale if f.entry == m.entry and f.protocol == m.protocol])
+                  for m in models]
 
     problems = project.input_problems() + [InputProblem(p, 1, why) for p, why in link_problems]
     findings.extend(input_error_finding(problem) for problem in problems)
@@ -110,6 +114,38 @@ def scan(path: str | Path, protocols: list[Protocol] | None = None, cache_dir: s
         absent_protocols=tuple(absent),
     )
     return ScanContext(project, resolver, result)
+
+
+def with_findings(model: ModelResult, extra: list[Finding]) -> ModelResult:
+    """A model result with findings found after its chain was traced (runner-dependent)."""
+    if not extra:
+        return model
+    verdict, reason = model.verdict, model.reason
+    errors = [f for f in extra if f.severity == "error"]
+    if errors and verdict in ("ok", "unknown"):
+        verdict, reason = "broken", errors[0].message
+    return dataclasses.replace(model, verdict=verdict, reason=reason,
+                               findings=tuple(sorted(set(model.findings) | set(extra), key=Finding.sort_key)))
+
+
+def stale_tag_findings(proto: Protocol, models: list[ModelResult], sites: list) -> list[Finding]:
+    """Per-layer tags that are never cleared matter when the runner calls the setter
+    more than once: the tags of every call add up."""
+    if len(sites) < 2:
+        return []
+    calls = ", ".join(f"{s.file}:{s.line}" + ("" if s.passes_ids else " (no ids)") for s in sites)
+    found = []
+    for model in models:
+        for file, line, col, setter in model.tags_without_clear:
+            severity = "info" if model.draft else RULES["stale-layer-markers"].severity
+            found.append(Finding(
+                "stale-layer-markers", severity, proto.name, model.entry, file, line, col,
+                f"{setter.rsplit('.', 2)[-2]}.{setter.rsplit('.', 1)[-1]} tags the chosen layers but never clears "
+                f"earlier tags, and the runner calls {proto.setter} {len(sites)} times ({calls}): the loop "
+                "captures the union of the layer lists",
+                "Clear every layer's tag before setting the new ones.",
+                tuple(h.qualname for h in model.chain)))
+    return found
 
 
 def _entry_classes(project: Project, resolver: Resolver, protocols: list[Protocol]) -> dict[str, list[ClassRef]]:

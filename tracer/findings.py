@@ -112,6 +112,18 @@ RULES: dict[str, Rule] = {r.slug: r for r in [
          "self.language_model = MODEL_REGISTRY[config.arch](config)\n"
          "self.language_model.set_eagle3_layers_to_capture(layer_ids)",
          "Assign the attribute from a class (or annotate it: `self.language_model: FooForCausalLM`)."),
+    Rule("stale-layer-markers", "error",
+         "layer tags from an earlier setter call are never cleared",
+         "Reports a setter that tags the chosen decoder layers (`setattr(layer, \"_is_layer_to_capture\", True)`) "
+         "without ever clearing earlier tags, in a release whose runner calls the setter more than once.",
+         "Tags set by an earlier call (often the no-id fallback) stay: the loop captures the union of both "
+         "layer lists, so the draft receives more aux states than it was trained on (seen on an H200 with "
+         "sglang 0.5.6 Qwen3-MoE: ids [0,2,4] captured the outputs of [0,1,2,4]).",
+         "def set_eagle3_layers_to_capture(self, layers_to_capture):\n"
+         "    self.layers_to_capture = layers_to_capture\n"
+         "    for layer_id in self.layers_to_capture:\n"
+         "        setattr(self.layers[layer_id], \"_is_layer_to_capture\", True)",
+         "Clear every layer's tag first (`for layer in self.layers: layer._is_layer_to_capture = False`)."),
     Rule("input-error", "error",
          "a file could not be read or parsed",
          "Reports files that are not valid Python (syntax errors, NUL bytes, bad encodings), unreadable, too "

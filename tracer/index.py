@@ -324,6 +324,13 @@ class _Collector(cst.CSTVisitor):
                     value_src=self._src(value), value_names=tuple(sorted(_names(value))),
                     literal_true=isinstance(value, cst.Name) and value.value == "True",
                 ))
+            elif isinstance(tgt, cst.Attribute) and tgt.attr.value.startswith("_"):
+                # a private flag set on another object (self.layers[i]._is_layer_to_capture = True)
+                line, col = self._pos(stmt)
+                func["writes"].append(Write(
+                    target=f"*.{tgt.attr.value}", line=line, col=col, value_src=self._src(value),
+                    literal_true=isinstance(value, cst.Name) and value.value == "True",
+                ))
             elif isinstance(tgt, cst.Name) and len(targets) == 1:
                 calls = _value_calls(value)
                 if calls:
@@ -340,6 +347,12 @@ class _Collector(cst.CSTVisitor):
         if name.startswith("self.") and name not in func["reads"]:
             line, col = self._pos(node)
             func["reads"][name] = Read(name, line, col)
+        elif not name.startswith("self.") and node.attr.value.startswith("_") and node.attr.value != "__class__":
+            # a private flag read on another object (layer._is_layer_to_capture)
+            key = f"*.{node.attr.value}"
+            if key not in func["reads"]:
+                line, col = self._pos(node)
+                func["reads"][key] = Read(key, line, col)
 
     def visit_Call(self, node: cst.Call) -> None:
         func = self._current()
@@ -381,8 +394,11 @@ class _Collector(cst.CSTVisitor):
             attr = _string_value(node.args[1].value)
             if attr:
                 owner = "self" if dotted(node.args[0].value) == "self" else "*"
+                value_node = node.args[2].value
                 func["writes"].append(Write(target=f"{owner}.{attr}", line=line, col=col,
-                                            value_src=self._src(node.args[2].value)))
+                                            value_src=self._src(value_node),
+                                            literal_true=isinstance(value_node, cst.Name)
+                                            and value_node.value == "True"))
 
 
 class _OutlineCollector(_Collector):

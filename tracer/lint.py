@@ -576,6 +576,22 @@ def retrace(root: Path, record: dict, touched: list[str], options: Options,
             sites, runner_findings = RunnerAnalysis(resolver, proto).analyse(candidates, every_entry)
             call_sites.extend(sites)
             findings.extend(runner_findings)
+    # Findings that depend on how often the runner calls the setter (the sites of
+    # this revision when the runner was re-analysed, else the base's).
+    from types import SimpleNamespace
+
+    from tracer.engine import stale_tag_findings, with_findings
+
+    for proto in chosen:
+        if runner_touched:
+            proto_sites = [s for s in call_sites if s.protocol == proto.name]
+        else:
+            proto_sites = [SimpleNamespace(**s) for s in record["scan"].get("call_sites", [])
+                           if s.get("protocol") == proto.name]
+        stale = stale_tag_findings(proto, [m for m in models if m.protocol == proto.name], proto_sites)
+        findings.extend(stale)
+        models = [with_findings(m, [f for f in stale if f.entry == m.entry and f.protocol == m.protocol])
+                  for m in models]
     problems = [p for p in project.input_problems() if p.path in touched_set]
     for proto in dropped:  # every chain of a dropped protocol is gone: its base findings are fixed
         affected[proto.name] = {m["entry"] for m in record["scan"]["models"] if m["protocol"] == proto.name}
