@@ -77,9 +77,18 @@ class Resolver:
         key = (module, dotted)
         found = self._names.get(key)
         if found is None:
-            found = self._resolve_name(module, dotted, depth)
             if depth == 0:
+                # star imports already searched in this resolution: `a import *` of
+                # `b import *` of `a ...` (or any dense web) is not searched again,
+                # which was exponential (2**MAX_DEPTH paths for two cyclic stars).
+                saved, self._stars_searched = getattr(self, "_stars_searched", None), set()
+                try:
+                    found = self._resolve_name(module, dotted, depth)
+                finally:
+                    self._stars_searched = saved
                 self._names[key] = found
+            else:
+                found = self._resolve_name(module, dotted, depth)
         return found
 
     def _resolve_name(self, module: str, dotted: str, depth: int = 0) -> Symbol:
@@ -111,8 +120,13 @@ class Resolver:
             remainder = dotted[len(best.local) + 1:] if dotted != best.local else ""
             target = self.resolve_absolute(best.target, depth + 1)
             return self._descend(target, remainder, depth)
+        searched = getattr(self, "_stars_searched", None)
         for star in summary.star_imports:
             if star in self.project.by_module and star != module:
+                if searched is not None:
+                    if (star, dotted) in searched:
+                        continue
+                    searched.add((star, dotted))
                 found = self.resolve_name(star, dotted, depth + 1)
                 if found.kind != "unknown":
                     return found
