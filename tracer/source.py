@@ -40,6 +40,10 @@ def decode_source(data: bytes) -> str:
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
     except SyntaxError as exc:
+        # detect_encoding also fails on undecodable bytes in the first two lines
+        # when there is no cookie at all: say so rather than blame a cookie.
+        if b"coding" not in b"\n".join(data.split(b"\n", 2)[:2]):
+            raise InputError("not valid utf-8 (and no coding cookie)", 1) from None
         raise InputError(f"bad coding cookie: {exc}", 1) from None
     try:
         text = data.decode(encoding)
