@@ -43,7 +43,12 @@ def decode_source(data: bytes) -> str:
         # detect_encoding also fails on undecodable bytes in the first two lines
         # when there is no cookie at all: say so rather than blame a cookie.
         if b"coding" not in b"\n".join(data.split(b"\n", 2)[:2]):
-            raise InputError("not valid utf-8 (and no coding cookie)", 1) from None
+            try:
+                data.decode("utf-8")
+                line = 1
+            except UnicodeDecodeError as bad:
+                line = data[: bad.start].count(b"\n") + 1
+            raise InputError("not valid utf-8 (and no coding cookie)", line) from None
         raise InputError(f"bad coding cookie: {exc}", 1) from None
     try:
         text = data.decode(encoding)
