@@ -28,7 +28,7 @@ REPO = Path(__file__).resolve().parents[1]
 OK = REPO / "examples" / "ok"
 MODELS = "sglang/srt/models"
 VERDICTS = {"ok", "broken", "unknown", "missing"}
-VOLATILE = ("seconds", "cache_hits", "files_parsed", "files_outlined", "functions_parsed")
+VOLATILE = ("seconds", "cache_hits", "files_parsed", "files_outlined", "functions_parsed", "result_cache")
 FUZZ = settings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck), database=None)
 
 
