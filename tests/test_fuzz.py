@@ -29,7 +29,7 @@ OK = REPO / "examples" / "ok"
 MODELS = "sglang/srt/models"
 VERDICTS = {"ok", "broken", "unknown", "missing"}
 VOLATILE = ("seconds", "cache_hits", "files_parsed", "files_outlined", "functions_parsed", "result_cache")
-FUZZ = settings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+FUZZ = settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck), database=None)
 
 
 def stable(data: dict) -> str:
@@ -96,7 +96,7 @@ def test_random_libcst_trees_index_without_escaping(source):
         assert summary.module == "sglang.srt.models.fuzzed"
 
 
-@FUZZ
+@settings(max_examples=50, deadline=None, suppress_health_check=list(HealthCheck), database=None)
 @given(blob=st.binary(max_size=400))
 def test_random_bytes_are_input_errors_or_summaries(blob):
     from tracer.discover import SourceFile
@@ -107,7 +107,7 @@ def test_random_bytes_are_input_errors_or_summaries(blob):
         index_file(file, level, blob)  # never raises
 
 
-@settings(max_examples=10, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+@settings(max_examples=5, deadline=None, suppress_health_check=list(HealthCheck), database=None)
 @given(seed=st.integers(0, 2**32 - 1))
 def test_results_do_not_depend_on_file_order_or_cache(seed):
     """Listing order shuffled and the cache cold, warm, then cold again: same JSON."""
@@ -137,7 +137,8 @@ def test_results_do_not_depend_on_file_order_or_cache(seed):
 
 # -- mutations of real SGLang model files -----------------------------------------------------------
 
-REAL_MODELS = ["qwen2.py", "llama.py", "deepseek_v2.py", "qwen3_vl.py", "kimi_k25.py", "qwen2_5_vl.py"]
+# small real files (a few hundred lines each) so that 20 examples stay within seconds
+REAL_MODELS = ["qwen2.py", "llama.py", "qwen2_5_vl.py", "mistral.py", "qwen3.py"]
 
 
 def _mutate(text: str, rng: random.Random, kind: str) -> str:
@@ -168,7 +169,7 @@ def _mutate(text: str, rng: random.Random, kind: str) -> str:
 
 
 @pytest.mark.real
-@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+@settings(max_examples=20, deadline=None, suppress_health_check=list(HealthCheck), database=None)
 @given(seed=st.integers(0, 2**32 - 1), kind=st.sampled_from(["truncate", "delete_lines", "swap_names", "shuffle_lines"]),
        name=st.sampled_from(REAL_MODELS))
 def test_mutated_real_model_files(sglang_release, seed, kind, name):
@@ -190,6 +191,6 @@ def test_mutated_real_model_files(sglang_release, seed, kind, name):
         check_scan(data)
         intact = {m["entry"] for m in data["models"] if not m["file"].endswith("/" + name)}
         assert intact, "the intact models lost their entries"
-        again = scan_to_json(str(tree.root), cache_dir=str(tree.dir / "c"), jobs=2)
+        cold = scan_to_json(str(tree.root), cache_dir=str(tree.dir / "c"), jobs=2)
         warm = scan_to_json(str(tree.root), cache_dir=str(tree.dir / "c"), jobs=2)
-        assert stable(again) == stable(data) == stable(warm)
+        assert stable(cold) == stable(data) == stable(warm)
