@@ -38,11 +38,12 @@ from pathlib import Path
 
 from tracer import __version__
 from tracer.config import DEFAULT_BASELINE, LintConfig, is_excluded
-from tracer.discover import UsageError
+from tracer.discover import UsageError, read_regular_bytes
 from tracer.findings import SEVERITY_ORDER
 from tracer.suppress import SourceLines, apply_suppressions
 
 RECORD_VERSION = "4"
+_MAX_READ = 4 * 1024 * 1024  # scanned files over 1 MiB are never parsed (project.MAX_FILE_BYTES)
 _DEF = re.compile(r"^(\s*)(?:async\s+)?(def|class)\s+(\w+)")
 
 
@@ -612,10 +613,9 @@ def _in_scope(proto, module: str) -> bool:
 
 
 def _mentions(path: Path, word: str) -> bool:
-    try:
-        return word.encode() in path.read_bytes()
-    except OSError:
-        return False
+    # bounded, regular files only: a worktree link to /dev/zero or a FIFO must not hang lint
+    data = read_regular_bytes(path, _MAX_READ)
+    return data is not None and word.encode() in data
 
 
 def _within(path: Path, folder: Path) -> bool:
@@ -838,10 +838,8 @@ def _result_key(commit, relevant, root, options, config, baseline_bytes, full, u
     digest.update(hashlib.sha256(baseline_bytes).digest())
     for path in relevant:
         digest.update(path.encode() + b"\0")
-        try:
-            digest.update(hashlib.sha256((root / path).read_bytes()).digest())
-        except OSError:
-            digest.update(b"<absent>")
+        data = read_regular_bytes(root / path, _MAX_READ, root)  # never /dev/zero through a link (OOM)
+        digest.update(hashlib.sha256(data).digest() if data is not None else b"<absent>")
     return digest.hexdigest()
 
 
