@@ -619,3 +619,37 @@ def test_jobs_is_respected(tmp_path, monkeypatch):
     project_mod.Project(files, SummaryCache(None), jobs=1).load({f.module: "full" for f in files})
     assert seen == []
     assert concurrent.futures  # imported for the patch target's module
+
+
+def test_lint_never_reads_through_links_or_pipes(tmp_path):
+    """A worktree link to /dev/zero made lint read until the OOM killer came."""
+    if not shutil.which("git"):
+        pytest.skip("no git")
+    root = make_tree(tmp_path)
+    git = ["git", "-c", "user.email=t@t", "-c", "user.name=t", "-C", str(root)]
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    subprocess.run(git + ["add", "-A"], check=True)
+    subprocess.run(git + ["commit", "-qm", "x"], check=True)
+    os.symlink("/dev/zero", root / MODELS / "zero.py")
+    os.mkfifo(root / MODELS / "pipe.py")
+    qwen2 = root / MODELS / "qwen2.py"
+    qwen2.write_text(qwen2.read_text() + "\n# touched\n")
+    code = ("import resource, sys, runpy\nresource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))\n"
+            "sys.argv = ['tracer', 'lint', '-C', sys.argv[1], '--no-cache']\nrunpy.run_module('tracer.cli', run_name='__main__')\n")
+    result = subprocess.run([sys.executable, "-c", code, str(root)], capture_output=True, text=True, timeout=120,
+                            cwd=tmp_path, env=dict(os.environ, PYTHONPATH=str(REPO)))
+    assert result.returncode in (0, 1), result.stderr[-1500:]
+    assert "MemoryError" not in result.stderr
+
+
+def test_newer_syntax_with_deep_nesting_is_refused(tmp_path):
+    """Python rejects the first line (3.12 syntax on an older interpreter, or just
+    broken); the deep chain after it must not reach libcst either."""
+    text = "type X = int\ndef f[T](x: T) -> T: ...\nx = a" + " or a" * 20_000 + "\n"
+    code = ("import json, sys\nfrom tracer.project import index_file\nfrom tracer.discover import SourceFile\n"
+            "s = SourceFile('m', 'm.py', '/x', False)\n"
+            "print(json.dumps(index_file(s, 'full', sys.stdin.buffer.read()).error))\n")
+    result = subprocess.run([sys.executable, "-c", code], input=text.encode(), capture_output=True, timeout=120,
+                            env=dict(os.environ, PYTHONPATH=str(REPO)))
+    assert result.returncode == 0, result.stderr.decode()[-1500:]
+    assert json.loads(result.stdout), "the deep chain was handed to libcst"
