@@ -191,8 +191,10 @@ class Project:
         if owner:
             cls = summary.cls(owner)
             spans = cls.method_spans if cls else ()
+            if cls is not None and not spans:  # a full (libcst) summary: spans from its functions
+                spans = tuple((m.name, m.line, m.end_line) for m in cls.methods)
         else:
-            spans = summary.function_spans
+            spans = summary.function_spans or tuple((f.name, f.line, f.end_line) for f in summary.functions)
         found = None
         for span_name, start, end in spans:
             if span_name == name:
