@@ -270,6 +270,12 @@ class ChainTracer:
             else:
                 why = (f"{owner.name}.{method.name} neither writes {proto.state_attribute} nor calls "
                        f"{proto.setter} on another object")
+                written = sorted({w.target for w in method.writes if w.target.startswith("self.")})
+                helpers = sorted({c.func for c in method.calls if c.func.startswith("self.") and c.func.count(".") == 1})
+                did = ([f"writes {', '.join(written[:3])}"] if written else []) + (
+                    [f"calls {', '.join(h + '()' for h in helpers[:3])}"] if helpers else [])
+                if did:
+                    why += f" (it {' and '.join(did)}: a mechanism this protocol pack does not describe)"
             trace.hops.append(Hop("unresolved", f"{owner.fullname}.{method.name}", self._path(owner.module),
                                   method.line, "body", reason=why))
             trace.unresolved.append(why)

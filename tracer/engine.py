@@ -277,6 +277,10 @@ def scan_json_memoised(path: str | Path, packs: list[Protocol] | None, cache_dir
     files, _ = list_sources(layout)
     digest = hashlib.sha256()
     digest.update(str(layout.scan_root).encode())
+    # tracer's own code is part of the answer: a changed tracer must not reuse old results
+    for own in sorted(Path(__file__).resolve().parent.rglob("*.py")):
+        st = own.stat()
+        digest.update(f"{own.name}:{st.st_size}:{st.st_mtime_ns}\n".encode())
     for proto in chosen:
         digest.update(repr(proto).encode())
     for source in files:

@@ -402,6 +402,12 @@ class Resolver:
             if local == callee and value.startswith("="):
                 callee = value[1:]
                 break
+            if local == callee:
+                # `arch = self.get_arch(config); self.model = arch(...)`: the class is a value
+                # computed at run time, not a name the tree defines
+                reasons.append(f"self.{attr} = {callee}(...), where {callee} is a local variable set from "
+                               f"{value}(...) ({owner.name}.{method.name}): the class is chosen at run time")
+                return
         if callee.rpartition(".")[2] in self.registry_factories:
             self._type_from_registry(owner, method, callee, line, attr, typed, reasons)
             return
