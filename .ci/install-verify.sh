@@ -10,15 +10,16 @@ cd "$(dirname "$0")/.."
 # are hard imports of sglang, dill is imported at import time without being
 # declared, openai is reached by DeepSeek's import chain.
 python -m pip install -q torch==2.13.0 numpy transformers==5.19.0 msgspec pillow dill openai==2.8.0
-# the releases the harness runs, unpacked into the test cache (tests/conftest.py)
+# the releases the harness runs, unpacked whole (SGLang's import needs its
+# non-Python files) into the test cache (tests/releases.py)
 python - <<'PY'
 import sys
 sys.path.insert(0, "tests")
-from conftest import release_dir
+from releases import ReleaseUnavailable, release_dir
 
 for version in ("0.5.23", "0.5.6"):
     try:
-        print("sglang", version, "->", release_dir(version))
-    except BaseException as exc:  # pytest.skip when PyPI is out of reach: the tests skip too
+        print("sglang", version, "->", release_dir(version, full=True))
+    except ReleaseUnavailable as exc:  # PyPI out of reach: the tests skip too
         print("sglang", version, "not cached:", exc)
 PY

@@ -36,6 +36,14 @@ EDITS = [
 ]
 
 
+def default_release() -> Path:
+    """SGLang 0.5.23 from the test cache (downloaded and unpacked on first use)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+    from releases import release_dir
+
+    return release_dir("0.5.23")
+
+
 def git(repo: Path, *args: str) -> None:
     env = dict(os.environ, GIT_AUTHOR_NAME="b", GIT_AUTHOR_EMAIL="b@example.com",
                GIT_COMMITTER_NAME="b", GIT_COMMITTER_EMAIL="b@example.com")
@@ -66,7 +74,7 @@ def command(repo: Path, cache: Path) -> float:
 
 def main() -> None:
     release = Path(sys.argv[1]) if len(sys.argv) > 1 else (
-        Path(os.environ.get("TRACER_TEST_CACHE", Path.home() / ".cache" / "tracer-test")) / "sglang-0.5.23")
+        default_release())
     if not (release / "sglang" / "srt" / "models").is_dir():
         sys.exit(f"{release}: no unpacked release (run the real tests once, or pass RELEASE_DIR)")
     if hasattr(os, "sched_setaffinity") and len(os.sched_getaffinity(0)) > 2:

@@ -16,6 +16,14 @@ import time
 from pathlib import Path
 
 
+def default_release() -> Path:
+    """SGLang 0.5.23 from the test cache (downloaded and unpacked on first use)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+    from releases import release_dir
+
+    return release_dir("0.5.23")
+
+
 def ast_floor(srt: Path) -> tuple[float, float, int]:
     files = sorted(srt.rglob("*.py"))
     start, cpu0 = time.perf_counter(), time.process_time()
@@ -40,7 +48,7 @@ def timed(cmd: list[str], env: dict) -> tuple[float, float, float]:
 
 
 def main() -> None:
-    default = Path(os.environ.get("TRACER_TEST_CACHE", Path.home() / ".cache" / "tracer-test")) / "sglang-0.5.23"
+    default = default_release()
     release = Path(sys.argv[1]) if len(sys.argv) > 1 else default
     srt = release / "sglang" / "srt"
     floor, floor_cpu, count = ast_floor(srt)

@@ -1,52 +1,34 @@
-"""Shared fixtures: real SGLang releases downloaded from PyPI into a cache.
-
-The cache folder is $TRACER_TEST_CACHE, else ~/.cache/tracer-test. Nothing of
-SGLang is committed; a release is downloaded once (`pip download --no-deps`)
-and its `sglang/` package unpacked next to the wheel.
-"""
+"""Shared fixtures: real SGLang and vLLM releases downloaded from PyPI into a
+cache (tests/releases.py says where and how), scanned once per session."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-import zipfile
-from pathlib import Path
-
 import pytest
+
+import releases
+from releases import ReleaseUnavailable, cache_root  # noqa: F401 (used by test modules)
 
 RELEASES = ["0.4.9", "0.5.6", "0.5.16", "0.5.23"]
 
 
-def cache_root() -> Path:
-    return Path(os.environ.get("TRACER_TEST_CACHE", Path.home() / ".cache" / "tracer-test"))
-
-
-def release_dir(version: str) -> Path:
-    """Unpacked release folder (holding sglang/), downloading it when needed."""
-    root = cache_root()
-    target = root / f"sglang-{version}"
-    if (target / "sglang" / "srt" / "models").is_dir():
-        return target
-    wheels = root / "wheels"
-    wheels.mkdir(parents=True, exist_ok=True)
-    found = sorted(wheels.glob(f"sglang-{version}-*.whl"))
-    if not found:
-        cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
-               f"sglang=={version}", "-d", str(wheels)]
-        result = subprocess.run(cmd, capture_output=True, text=True)
-        found = sorted(wheels.glob(f"sglang-{version}-*.whl"))
-        if not found:
-            pytest.skip(f"cannot download sglang=={version}: {result.stderr.strip()[-300:]}")
-    with zipfile.ZipFile(found[0]) as wheel:
-        members = [m for m in wheel.namelist() if m.startswith("sglang/") and m.endswith(".py")]
-        wheel.extractall(target, members)
-    return target
+def release_dir(version: str, package: str = "sglang", full: bool = False):
+    """Unpacked release folder (holding sglang/ or vllm/); skips when PyPI is out of reach."""
+    try:
+        return releases.release_dir(version, package, full)
+    except ReleaseUnavailable as exc:
+        pytest.skip(str(exc))
 
 
 @pytest.fixture(scope="session")
 def sglang_release():
+    """version -> folder with the release's .py files (what the static tool reads)."""
     return release_dir
+
+
+@pytest.fixture(scope="session")
+def sglang_release_full():
+    """version -> folder with every file of the release (what importing it needs)."""
+    return lambda version: release_dir(version, full=True)
 
 
 @pytest.fixture(scope="session")

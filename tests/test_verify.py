@@ -175,12 +175,12 @@ def _run_release(version: str, release_root: Path, tmp: Path) -> dict:
 
 
 @pytest.fixture(scope="module")
-def verified(sglang_release, tmp_path_factory):
+def verified(sglang_release_full, tmp_path_factory):
     results = {}
 
     def get(version):
         if version not in results:
-            results[version] = _run_release(version, sglang_release(version),
+            results[version] = _run_release(version, sglang_release_full(version),
                                             tmp_path_factory.mktemp(f"verify-{version}"))
         return results[version]
 
@@ -251,12 +251,12 @@ def test_static_prediction_agrees_with_the_runtime(verified, version):
 
 @needs_torch
 @pytest.mark.real
-def test_deepseek_v3_real_shape_first_id_rule_0_5_23(sglang_release, tmp_path):
+def test_deepseek_v3_real_shape_first_id_rule_0_5_23(sglang_release_full, tmp_path):
     """DeepSeek-V3's real config (61 layers, sizes shrunk) with the ids
     Kimi/DeepSeek drafts ship: 0.5.23 adds +1 only when the first id is 1,
     so [2,30,58] captures the outputs of layers [1,29,57]."""
     out = tmp_path / "v3.json"
-    cmd = [sys.executable, "-m", "tracer.verify.cli", "--framework", str(sglang_release("0.5.23")),
+    cmd = [sys.executable, "-m", "tracer.verify.cli", "--framework", str(sglang_release_full("0.5.23")),
            "--device", "cpu", "--entry", "DeepseekV3ForCausalLM",
            "--target-config", str(REPO / "examples/verify-h200/targets/deepseek-v3"),
            "--draft-config", str(DRAFTS / "ids-2-30-58"), "-o", str(out)]

@@ -16,7 +16,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from conftest import cache_root
+from conftest import release_dir
 
 from tracer.engine import scan, scan_to_json
 from tracer.protocol import load_protocols, parse_protocol
@@ -243,25 +243,8 @@ def test_default_override_the_runner_never_calls(toy_scan):
 # -- a real vLLM release ----------------------------------------------------------------------
 
 def vllm_release_dir(version: str = VLLM_VERSION) -> Path:
-    """Unpacked vLLM release (vllm/**/*.py only), downloaded once into the test cache."""
-    root = cache_root()
-    target = root / f"vllm-{version}"
-    if (target / "vllm" / "model_executor" / "models").is_dir():
-        return target
-    wheels = root / "wheels"
-    wheels.mkdir(parents=True, exist_ok=True)
-    found = sorted(wheels.glob(f"vllm-{version}-*.whl"))
-    if not found:
-        cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
-               f"vllm=={version}", "-d", str(wheels)]
-        result = subprocess.run(cmd, capture_output=True, text=True, check=False)
-        found = sorted(wheels.glob(f"vllm-{version}-*.whl"))
-        if not found:
-            pytest.skip(f"cannot download vllm=={version}: {result.stderr.strip()[-300:]}")
-    with zipfile.ZipFile(found[0]) as wheel:
-        members = [m for m in wheel.namelist() if m.startswith("vllm/") and m.endswith(".py")]
-        wheel.extractall(target, members)
-    return target
+    """Unpacked vLLM release (vllm/**/*.py), downloaded once into the test cache."""
+    return release_dir(version, "vllm")
 
 
 @pytest.fixture(scope="module")
