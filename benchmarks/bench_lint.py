@@ -56,8 +56,8 @@ def edit(repo: Path, original: str, old: str, new: str) -> None:
 
 
 def in_process(repo: Path, cache: Path, **kwargs) -> tuple[float, dict]:
-    from tracer.config import LintConfig
-    from tracer.lint import Options, lint
+    from tracer.config.settings import LintConfig
+    from tracer.lint.lint import Options, lint
 
     start = time.perf_counter()
     result = lint(repo, None, LintConfig(), Options((), (), str(cache), True, 2), **kwargs)
@@ -67,7 +67,7 @@ def in_process(repo: Path, cache: Path, **kwargs) -> tuple[float, dict]:
 def command(repo: Path, cache: Path) -> float:
     start = time.perf_counter()
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]))
-    subprocess.run([sys.executable, "-m", "tracer.cli", "lint", "-C", str(repo), "--cache-dir", str(cache), "-j", "2"],
+    subprocess.run([sys.executable, "-m", "tracer.cli.main", "lint", "-C", str(repo), "--cache-dir", str(cache), "-j", "2"],
                    stdout=subprocess.DEVNULL, check=False, env=env)
     return time.perf_counter() - start
 

@@ -54,7 +54,7 @@ def main() -> None:
     floor, floor_cpu, count = ast_floor(srt)
     cache = tempfile.mkdtemp(prefix="tracer-bench-")
     env = dict(os.environ, TRACER_CACHE_DIR=cache)
-    tracer = [sys.executable, "-m", "tracer.cli", "scan", str(release), "--format", "json"]
+    tracer = [sys.executable, "-m", "tracer.cli.main", "scan", str(release), "--format", "json"]
     cold = timed(tracer, env)
     warm = timed(tracer, env)  # nothing changed: whole-result cache
     touched_file = srt / "models" / "qwen2.py"

@@ -34,7 +34,7 @@ def sglang_release_full():
 @pytest.fixture(scope="session")
 def scanned_release(tmp_path_factory):
     """version -> scan JSON (one scan per release per session)."""
-    from tracer.engine import scan_to_json
+    from tracer.api import scan_to_json
 
     results: dict[str, dict] = {}
     cache = tmp_path_factory.mktemp("scan-cache")

@@ -6,13 +6,21 @@ from pathlib import Path
 
 import pytest
 
-from tracer.configs import (
-    ConfigError,
-    find_fc_weight,
-    load_draft_config,
-    load_target_config,
-    read_safetensors_header,
-)
+from tracer.config.packs import load_protocols
+from tracer.effective import configs
+from tracer.effective.configs import ConfigError, find_fc_weight, read_safetensors_header
+
+EAGLE3 = load_protocols(["sglang-eagle3"])[0]
+
+
+def load_target_config(path):
+    """The reader with the keys the SGLang EAGLE-3 pack names (the reader itself knows none)."""
+    return configs.load_target_config(path, text_keys=EAGLE3.target_text_config_keys)
+
+
+def load_draft_config(path, weights=None):
+    return configs.load_draft_config(path, ids_keys=EAGLE3.draft_ids_keys, count_keys=EAGLE3.draft_count_keys,
+                                     weights=weights)
 
 CONFIGS = Path(__file__).parent / "data" / "configs"
 

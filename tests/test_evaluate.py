@@ -4,7 +4,7 @@ small cases for each construct it models."""
 
 import pytest
 
-from tracer.evaluate import (
+from tracer.interp.evaluate import (
     ABSENT,
     Obj,
     Unknown,

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tracer.engine import scan_to_json
+from tracer.api import scan_to_json
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 TREES = sorted(p.name for p in EXAMPLES.iterdir() if (p / "EXPECT.toml").is_file())

@@ -8,18 +8,44 @@ import struct
 from pathlib import Path
 
 import pytest
+from conftest import release_dir
 
-from tracer.configs import load_draft_config, load_target_config
-from tracer.explain import (
-    annotate_scan,
-    explain_model,
-    format_explanation,
-    stage_ranges,
-)
+from tracer.analysis.pipeline import open_project
+from tracer.config.packs import load_protocols
+from tracer.effective import configs
+from tracer.effective.explain import explain_model as _explain_model
+from tracer.effective.explain import stage_ranges
+from tracer.effective.sources import Sources
+from tracer.present.explain_text import format_explanation
+from tracer.present.scan_json import call_site_from_json, model_from_json
 
 CONFIGS = Path(__file__).parent / "data" / "configs"
 EXPECTATIONS = Path(__file__).parent / "data" / "real_expectations.json"
-CACHE = Path("/root/.cache/tracer-test")
+EAGLE3 = load_protocols(["sglang-eagle3"])[0]
+_PROJECTS: dict = {}
+
+
+def load_target_config(path):
+    return configs.load_target_config(path, text_keys=EAGLE3.target_text_config_keys)
+
+
+def load_draft_config(path):
+    return configs.load_draft_config(path, ids_keys=EAGLE3.draft_ids_keys, count_keys=EAGLE3.draft_count_keys)
+
+
+def sources(root) -> Sources:
+    key = str(root)
+    if key not in _PROJECTS:
+        _PROJECTS[key] = Sources(*open_project(root, [EAGLE3], use_cache=False))
+    return _PROJECTS[key]
+
+
+def explain_model(root, model, call_sites, target, draft, pp=1):
+    """explain on a chain written as the scan JSON writes it (hops by qualname, file, line)."""
+    typed = model_from_json(dict({"file": "", "line": 0, "reason": "", "verdict": "ok"}, **model), ())
+    sites = [call_site_from_json(s) for s in call_sites]
+    _PROJECTS.pop(str(root), None) if str(root).startswith("/tmp") else None
+    return _explain_model(sources(root), typed, sites, target, draft, EAGLE3, pp=pp)
 
 TOY = '''\
 import torch
@@ -211,7 +237,7 @@ def test_fallback_triggered_for_top_level_ids(toy, tmp_path):
     assert result["requested_ids"] == [1, 15, 28] and result["runner_ids"] is None
     assert result["effective_layers"] == [1, 15, 28]  # the fallback happens to match here
     assert slugs(result) == ["fallback-triggered"]
-    assert "which SGLang's runner does not read" in result["findings"][0]["message"]
+    assert "which the runner does not read" in result["findings"][0]["message"]
 
 
 def test_offset_mismatch(toy, tmp_path):
@@ -270,14 +296,16 @@ def test_pipeline_guard(toy, tmp_path):
 
 
 def test_pipeline_ranges_cannot_be_computed(toy, tmp_path):
+    """What cannot be computed is unknown, not a finding."""
     (toy / "sglang" / "srt" / "distributed" / "utils.py").unlink()
     result = explain_model(toy, toy_model(), [], target(tmp_path, 8), draft(tmp_path, [1, 5]), pp=2)
-    assert "pipeline-guard" in slugs(result)
-    assert "could not be computed" in result["findings"][0]["message"]
+    assert "pipeline-guard" not in slugs(result)
+    assert any("could not be computed" in u["why"] for u in result["unknowns"])
+    assert result["effective_layers"] is None
 
 
 def test_stage_ranges_use_the_tree_s_own_function(toy):
-    ranges, how = stage_ranges(toy, 10, 3)
+    ranges, how = stage_ranges(sources(toy), EAGLE3, 10, 3)
     assert ranges == [(0, 3), (3, 6), (6, 10)]
     assert "get_pp_indices" in how
 
@@ -352,46 +380,55 @@ def test_result_is_plain_json(toy, tmp_path):
 
 
 def test_annotate_scan_adds_layers_and_findings(toy, tmp_path):
+    from tracer.effective.annotate import annotate_scan
+    from tracer.present.scan_json import from_json, to_json
+
     model = toy_model()
-    scan = {"root": str(toy), "models": [model], "findings": [],
-            "call_sites": sites(("ModelRunner.initialize", 552, True, False), ("CudaGraphRunner.__init__", 339, False, True))}
-    out = annotate_scan(scan, target(tmp_path, 61), draft(tmp_path, [2, 30, 57]))
+    scan = from_json({"root": str(toy), "protocols": ["sglang-eagle3"], "models": [dict(model, file=FILE, line=1)],
+                      "findings": [], "call_sites": sites(("ModelRunner.initialize", 552, True, False),
+                                                         ("CudaGraphRunner.__init__", 339, False, True))})
+    t, d = target(tmp_path, 61), draft(tmp_path, [2, 30, 57])
+    out = to_json(annotate_scan(scan, [EAGLE3], t.path, d.path, use_cache=False))
     [annotated] = out["models"]
     assert annotated["effective_layers"] == [2, 30, 57]
     assert annotated["graph_layers"] == [1, 29, 57]
     assert [f["slug"] for f in out["findings"]] == ["fallback-triggered"]
     assert out["findings"][0]["entry"] == model["entry"] and out["findings"][0]["line"] == 339
-    assert scan["findings"] == [] and "effective_layers" not in model  # the input is not changed
+    assert scan.findings == () and scan.models[0].effective_layers is None  # the input is not changed
     # A config naming an architecture the scan does not know is an input error.
     other = tmp_path / "other"
     other.mkdir()
     (other / "config.json").write_text(json.dumps({"architectures": ["Nope"], "num_hidden_layers": 4}))
-    out = annotate_scan(scan, load_target_config(other), draft(tmp_path, [1], name="d2"))
+    out = to_json(annotate_scan(scan, [EAGLE3], other, draft(tmp_path, [1], name="d2").path, use_cache=False))
     assert "no scanned entry class matches ['Nope']" in out["input_errors"][0]["reason"]
 
 
-def test_explain_command(toy, tmp_path, monkeypatch):
-    import types
-
+def test_explain_command(toy, tmp_path):
     from click.testing import CliRunner
 
-    from tracer.explain import explain_command
+    from tracer.cli import main
 
-    scan = {"root": str(toy), "models": [toy_model()], "call_sites": [], "findings": []}
-    monkeypatch.setitem(__import__("sys").modules, "tracer.engine", types.SimpleNamespace(scan_to_json=lambda path: scan))
+    # the tree as a release has it: the model class registered, its inner model built in __init__
+    registered = TOY.replace("class ToyForCausalLM(torch.nn.Module):\n", "class ToyForCausalLM(torch.nn.Module):\n"
+                             "    def __init__(self, config):\n        super().__init__()\n"
+                             "        self.model = ToyModel(config)\n\n")
+    (toy / "sglang" / "srt" / "models" / "toy.py").write_text(registered + "\n\nEntryClass = [ToyForCausalLM]\n")
     t = target(tmp_path, 6)
     d = draft(tmp_path, [0, 2, 5])
     runner = CliRunner()
-    result = runner.invoke(explain_command(), [str(toy), "--target-config", str(t.path), "--draft-config", str(d.path.parent)])
+
+    result = runner.invoke(main, ["explain", str(toy), "--no-cache", "--target-config", str(t.path),
+                                  "--draft-config", str(d.path.parent)])
     assert result.exit_code == 1, result.output  # error findings
     assert "unreachable-layer (error)" in result.output
     assert "Eager path captures the outputs of: layer 0, layer 2" in result.output
-    result = runner.invoke(explain_command(), [str(toy), "--target-config", str(t.path), "--draft-config", str(d.path), "--format", "json"])
+    base = ["explain", str(toy), "--no-cache"]
+    result = runner.invoke(main, base + ["--target-config", str(t.path), "--draft-config", str(d.path), "--format", "json"])
     assert json.loads(result.output)["effective_layers"] == [0, 2]
-    result = runner.invoke(explain_command(), [str(toy), "--target-config", str(t.path), "--draft-config", str(d.path), "--entry", "Nope"])
-    assert result.exit_code == 2 and "no entry class matches Nope" in result.output
+    result = runner.invoke(main, base + ["--target-config", str(t.path), "--draft-config", str(d.path), "--entry", "Nope"])
+    assert result.exit_code == 2 and "entry class matches Nope" in result.output
     (tmp_path / "bad.json").write_text("{")
-    result = runner.invoke(explain_command(), [str(toy), "--target-config", str(tmp_path / "bad.json"), "--draft-config", str(d.path)])
+    result = runner.invoke(main, base + ["--target-config", str(tmp_path / "bad.json"), "--draft-config", str(d.path)])
     assert result.exit_code == 2 and "not valid JSON" in result.output
 
 
@@ -406,19 +443,17 @@ def test_other_protocols_are_not_guessed(toy, tmp_path):
     model = dict(toy_model(), protocol="sglang-dflash")
     result = explain_model(toy, model, [], target(tmp_path, 8), draft(tmp_path, [1, 3, 5]))
     assert result["effective_layers"] is None and result["findings"] == []
-    assert "explain covers sglang-eagle3" in result["unknowns"][0]["why"]
+    assert "explain was given sglang-eagle3; this chain is sglang-dflash" in result["unknowns"][0]["why"]
 
 
 # ------------------------------------------------------------------ real releases
 
-needs_cache = pytest.mark.skipif(not CACHE.is_dir(), reason="real SGLang releases are not in /root/.cache/tracer-test")
+def needs_cache(test):
+    return test
 
 
 def release(version):
-    root = CACHE / f"sglang-{version}"
-    if not (root / "sglang").is_dir():
-        pytest.skip(f"sglang {version} is not in the cache")
-    return root
+    return release_dir(version)
 
 
 def expected_model(version, entry):
@@ -623,16 +658,13 @@ def test_qwen2_5_7b_across_releases(tmp_path):
 @needs_cache
 def test_end_to_end_with_the_scan_engine(tmp_path):
     """The scan engine's own chain and call sites for 0.5.23, picked by the Kimi-K2.5 config."""
-    engine = pytest.importorskip("tracer.engine")
-    from tracer.explain import pick_model
+    from tracer.api import scan_tree
+    from tracer.effective.annotate import explain
 
     root = release("0.5.23")
-    scan = engine.scan_to_json(str(root))
-    t = load_target_config(CONFIGS / "kimi-k2.5")
-    d = load_draft_config(CONFIGS / "draft-eagle-config")
-    model = pick_model(scan, t, None, "sglang-eagle3")
-    assert model["entry"] == "sglang.srt.models.kimi_k25.KimiK25ForConditionalGeneration"
-    result = explain_model(Path(scan["root"]), model, scan["call_sites"], t, d)
+    scan = scan_tree(str(root)).result
+    model, result = explain(scan, [EAGLE3], CONFIGS / "kimi-k2.5", CONFIGS / "draft-eagle-config")
+    assert model.entry == "sglang.srt.models.kimi_k25.KimiK25ForConditionalGeneration"
     assert result["layers_to_capture"] == [2, 30, 58]
     assert result["effective_layers"] == [1, 29, 57]
     # 0.5.23 makes its one configured call before graph capture: graphs agree with eager
@@ -662,7 +694,7 @@ def test_qwen3_vl_0523_writes_itself_and_the_loop_is_found_by_name(tmp_path):
     assert result["layers_to_capture"] == [2, 18, 33]
     assert result["effective_layers"] == [1, 17, 32]
     assert result["findings"] == []
-    assert any("found by name" in note for note in result["notes"])
+    assert any("found from the MRO of" in note for note in result["notes"])
 
 
 @pytest.mark.real

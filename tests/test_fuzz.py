@@ -19,8 +19,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tracer import discover
-from tracer.engine import scan_to_json
+from tracer.index import discover
+from tracer.api import scan_to_json
 
 hypothesmith = pytest.importorskip("hypothesmith")
 
@@ -87,8 +87,8 @@ def test_random_valid_modules_through_the_pipeline(source):
 @FUZZ
 @given(source=hypothesmith.from_node())
 def test_random_libcst_trees_index_without_escaping(source):
-    from tracer.discover import SourceFile
-    from tracer.project import index_file
+    from tracer.index.discover import SourceFile
+    from tracer.index.project import index_file
 
     file = SourceFile("sglang.srt.models.fuzzed", "m.py", "/nonexistent", False)
     for level in ("outline", "full"):
@@ -99,8 +99,8 @@ def test_random_libcst_trees_index_without_escaping(source):
 @settings(max_examples=50, deadline=None, suppress_health_check=list(HealthCheck), database=None)
 @given(blob=st.binary(max_size=400))
 def test_random_bytes_are_input_errors_or_summaries(blob):
-    from tracer.discover import SourceFile
-    from tracer.project import index_file
+    from tracer.index.discover import SourceFile
+    from tracer.index.project import index_file
 
     file = SourceFile("m", "m.py", "/nonexistent", False)
     for level in ("outline", "full"):
@@ -125,7 +125,7 @@ def test_results_do_not_depend_on_file_order_or_cache(seed):
             rng.shuffle(files)
             return files, problems
 
-        import tracer.engine as engine
+        import tracer.analysis.pipeline as engine
 
         engine.list_sources, saved = shuffled, engine.list_sources
         try:

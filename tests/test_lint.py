@@ -17,10 +17,13 @@ import pytest
 from click.testing import CliRunner
 
 from tracer.cli import main
-from tracer.config import LintConfig, is_excluded, load_config, merge
-from tracer.discover import UsageError
-from tracer.lint import Options, enclosing_def, fingerprint, lint, write_baseline
-from tracer.suppress import SourceLines, apply_suppressions, parse_suppression
+from tracer.config.settings import LintConfig, is_excluded, load_config, merge
+from tracer.index.discover import UsageError
+from tracer.lint.baseline import write_baseline
+from tracer.lint.fingerprint import enclosing_def, fingerprint
+from tracer.lint.lint import lint
+from tracer.lint.records import Options
+from tracer.lint.suppress import SourceLines, apply_to_json, parse_suppression
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
@@ -143,7 +146,7 @@ def test_apply_suppressions_and_unused(tmp_path):
                "file": "m.py", "line": 2, "col": 4, "message": "m", "hint": "h", "chain": []}
     other = dict(finding, line=5)
     scan = {"root": str(tmp_path), "findings": [finding, other], "models": [{"entry": "E", "findings": ["dead-write"]}]}
-    apply_suppressions(scan, tmp_path, files=["m.py"])
+    apply_to_json(scan, tmp_path, files=["m.py"])
     assert [f["line"] for f in scan["suppressed"]] == [2]
     unused = sorted((f["line"], f["message"]) for f in scan["findings"] if f["slug"] == "unused-suppression")
     assert [line for line, _ in unused] == [3, 4]
@@ -262,7 +265,7 @@ def test_baseline_accepts_findings_across_line_moves(ok_repo, tmp_path):
 def _record_summary(record: dict):
     from collections import Counter
 
-    from tracer.lint import keys
+    from tracer.lint.fingerprint import keys
 
     findings = Counter(k for f in record["scan"]["findings"] for k in keys(f))
     models = sorted((m["protocol"], m["entry"], m["verdict"], tuple(h["qualname"] for h in m["chain"]))
@@ -274,7 +277,7 @@ def _record_summary(record: dict):
 def derived_matches_fresh(repo: Path, cache: Path, protocols=()) -> dict:
     """After a commit, the next lint derives the new base record from the parent's; it must equal
     a fresh scan of that commit."""
-    from tracer.lint import base_record, package_prefix
+    from tracer.lint.records import base_record, package_prefix
 
     opts = options(cache, protocols)
     head = git(repo, "rev-parse", "HEAD").strip()

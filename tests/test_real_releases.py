@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from conftest import RELEASES
-from tracer.findings import RULES
+from tracer.checks import CATALOGUE as RULES
 
 EXPECTED = json.loads((Path(__file__).parent / "data" / "real_expectations.json").read_text())
 

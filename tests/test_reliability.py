@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from tracer import discover, project as project_mod
-from tracer.cache import SummaryCache
-from tracer.engine import scan_to_json
+from tracer.index import discover, project as project_mod
+from tracer.index.cache import SummaryCache
+from tracer.api import scan_to_json
 
 REPO = Path(__file__).resolve().parents[1]
 OK = REPO / "examples" / "ok"
@@ -48,7 +48,7 @@ def run_cli(*args: str, cwd: Path, timeout: float = 240, env: dict | None = None
     # No empty PYTHONPATH entry: that would put the cwd on sys.path before
     # `site` runs, and Python itself (not tracer) would import a usercustomize.py there.
     full_env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), full_env.get("PYTHONPATH", "")) if p)
-    return subprocess.run([sys.executable, "-m", "tracer.cli", *args], cwd=cwd, capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "tracer", *args], cwd=cwd, capture_output=True, text=True,
                           timeout=timeout, env=full_env)
 
 
@@ -134,16 +134,16 @@ def test_no_command_executes_scanned_code(tmp_path):
 def test_jedi_is_confined():
     """jedi is the only library that could import what it reads: it is used in
     one module, with auto-imports off and a sys.path holding neither the cwd nor the tree."""
-    users = [p.name for p in (REPO / "tracer").rglob("*.py") if "import jedi" in p.read_text()]
-    assert users == ["jedi_fallback.py"]
-    text = (REPO / "tracer" / "jedi_fallback.py").read_text()
+    users = [str(p.relative_to(REPO)) for p in (REPO / "tracer").rglob("*.py") if "import jedi" in p.read_text()]
+    assert users == ["tracer/resolve/jedi_fallback.py"]
+    text = (REPO / "tracer" / "resolve" / "jedi_fallback.py").read_text()
     assert "auto_import_modules = []" in text
     assert "load_unsafe_extensions=False" in text and "smart_sys_path=False" in text
     assert "sys_path=_safe_sys_path(" in text
 
 
 def test_jedi_sys_path_excludes_tree_and_cwd(tmp_path, monkeypatch):
-    from tracer.jedi_fallback import _safe_sys_path
+    from tracer.resolve.jedi_fallback import _safe_sys_path
 
     tree = tmp_path / "tree"
     (tree / "sub").mkdir(parents=True)
@@ -192,7 +192,7 @@ def test_broken_files_are_input_errors_and_the_rest_stands(tmp_path):
 
 
 def _full_index(text: str):
-    from tracer.discover import SourceFile
+    from tracer.index.discover import SourceFile
 
     source = SourceFile("sglang.srt.models.m", "m.py", "/nonexistent/m.py", False)
     return project_mod.index_file(source, "full", text.encode())
@@ -212,11 +212,11 @@ def test_deep_nesting_never_reaches_libcst_crash(shape):
     else:
         expr = shape * n + "1"
     code = (
-        "import sys, time\nfrom tracer.project import index_file\nfrom tracer.discover import SourceFile\n"
+        "import sys, time\nfrom tracer.index.project import index_file\nfrom tracer.index.discover import SourceFile\n"
         f"src = 'x = ' + {expr!r} + '\\n'\n"
         "s = SourceFile('m', 'm.py', '/nonexistent', False)\nt = time.perf_counter()\n"
         "full = index_file(s, 'full', src.encode())\noutline = index_file(s, 'outline', src.encode())\n"
-        "from tracer.index import summarize_function\nfrom tracer.source import InputError\n"
+        "from tracer.index.summarize import summarize_function\nfrom tracer.index.source import InputError\n"
         "try:\n    summarize_function('def f(self):\\n    ' + src, 1, 2, 'm', 'C')\n    fn = 'ok'\n"
         "except InputError as e:\n    fn = e.reason\n"
         "import json\nprint(json.dumps([full.error, outline.error, fn, time.perf_counter() - t]))\n"
@@ -341,7 +341,7 @@ def test_deep_directory_tree(tmp_path):
 
 
 def _protocols():
-    from tracer.protocol import load_protocols
+    from tracer.config.packs import load_protocols
 
     return load_protocols()
 
@@ -356,8 +356,8 @@ def test_namespace_package_and_duplicate_modules(tmp_path):
     entries = {m["entry"]: m["verdict"] for m in data["models"]}
     assert entries.get("sglang.srt.models.extra.nons.NsForCausalLM") == "ok"
     ok_models_intact(data)
-    from tracer.discover import SourceFile
-    from tracer.project import Project
+    from tracer.index.discover import SourceFile
+    from tracer.index.project import Project
 
     files = [SourceFile("a.b", "one/a/b.py", "/x/one/a/b.py", False), SourceFile("a.b", "two/a/b.py", "/x/two/a/b.py", False)]
     proj = Project(files, SummaryCache(None), 1)
@@ -553,7 +553,7 @@ def test_corrupt_truncated_and_foreign_cache_entries_are_rebuilt(tmp_path):
 
 
 def test_cache_of_another_version_is_ignored(tmp_path, monkeypatch):
-    import tracer.cache as cache_mod
+    import tracer.index.cache as cache_mod
 
     root = make_tree(tmp_path)
     cache = tmp_path / "cache"
@@ -565,7 +565,7 @@ def test_cache_of_another_version_is_ignored(tmp_path, monkeypatch):
 
 
 def test_cache_write_failures_cost_only_speed(tmp_path):
-    from tracer.summary import ModuleSummary
+    from tracer.model.summary import ModuleSummary
 
     blocker = tmp_path / "not-a-dir"
     blocker.write_text("")
@@ -583,7 +583,7 @@ def test_concurrent_scans_share_a_cache(tmp_path):
     cache = tmp_path / "cache"
     first = run_cli("scan", str(root), "--format", "json", "--no-cache", cwd=tmp_path)
     reference = _stable(json.loads(first.stdout))
-    procs = [subprocess.Popen([sys.executable, "-m", "tracer.cli", "scan", str(root), "--format", "json",
+    procs = [subprocess.Popen([sys.executable, "-m", "tracer", "scan", str(root), "--format", "json",
                                "--cache-dir", str(cache)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                               cwd=tmp_path, env=dict(os.environ, PYTHONPATH=str(REPO)))
              for _ in range(4)]
@@ -635,7 +635,7 @@ def test_lint_never_reads_through_links_or_pipes(tmp_path):
     qwen2 = root / MODELS / "qwen2.py"
     qwen2.write_text(qwen2.read_text() + "\n# touched\n")
     code = ("import resource, sys, runpy\nresource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))\n"
-            "sys.argv = ['tracer', 'lint', '-C', sys.argv[1], '--no-cache']\nrunpy.run_module('tracer.cli', run_name='__main__')\n")
+            "sys.argv = ['tracer', 'lint', '-C', sys.argv[1], '--no-cache']\nrunpy.run_module('tracer', run_name='__main__')\n")
     result = subprocess.run([sys.executable, "-c", code, str(root)], capture_output=True, text=True, timeout=120,
                             cwd=tmp_path, env=dict(os.environ, PYTHONPATH=str(REPO)))
     assert result.returncode in (0, 1), result.stderr[-1500:]
@@ -646,7 +646,7 @@ def test_newer_syntax_with_deep_nesting_is_refused(tmp_path):
     """Python rejects the first line (3.12 syntax on an older interpreter, or just
     broken); the deep chain after it must not reach libcst either."""
     text = "type X = int\ndef f[T](x: T) -> T: ...\nx = a" + " or a" * 20_000 + "\n"
-    code = ("import json, sys\nfrom tracer.project import index_file\nfrom tracer.discover import SourceFile\n"
+    code = ("import json, sys\nfrom tracer.index.project import index_file\nfrom tracer.index.discover import SourceFile\n"
             "s = SourceFile('m', 'm.py', '/x', False)\n"
             "print(json.dumps(index_file(s, 'full', sys.stdin.buffer.read()).error))\n")
     result = subprocess.run([sys.executable, "-c", code], input=text.encode(), capture_output=True, timeout=120,

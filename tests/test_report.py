@@ -1,4 +1,4 @@
-"""The HTML report and Graphviz pictures (tracer.report, tracer.render).
+"""The HTML report and Graphviz pictures (tracer.present.report, tracer.present.render).
 
 Unit tests run on a hand-written scan JSON (tests/data/report_scan.json); the
 browser tests open the written pages in headless Chromium (Debian's
@@ -24,8 +24,42 @@ from urllib.parse import urlparse
 import pytest
 from click.testing import CliRunner
 
-from tracer import render as rendering
-from tracer.report import build_report, report_command
+from tracer.cli import main
+from tracer.present import graphs as _graphs
+from tracer.present import render as _render
+from tracer.present import report as _report
+from tracer.present.scan_json import finding_from_json, from_json, model_from_json
+
+
+# The report works on the typed result; these tests keep their scans in the JSON shape
+# a user saves (`tracer scan --format json`), read through the one JSON module.
+def build_report(scan: dict, out, root, jobs=None):
+    return _report.build_report(from_json(scan), out, root, jobs)
+
+
+def _model(model: dict):
+    return model_from_json(dict({"file": "", "line": 0, "reason": ""}, **model), ())
+
+
+class rendering:
+    RED = _render.RED
+    render = staticmethod(_render.render)
+    render_svgs = staticmethod(_render.render_svgs)
+    page_name = staticmethod(_graphs.page_name)
+
+    @staticmethod
+    def chain_dot(model: dict, findings=None):
+        return _render.chain_dot(_model(model), [finding_from_json(f) for f in findings or []])
+
+    @staticmethod
+    def hop_problem(model: dict, findings=None):
+        return _graphs.hop_problem(_model(model), [finding_from_json(f) for f in findings or []])
+
+    @staticmethod
+    def protocol_graph_dot(scan: dict):
+        return _render.protocol_graph_dot(_graphs.protocol_graph(from_json(scan), "models/{page}"))
+
+
 
 DATA = Path(__file__).parent / "data"
 FIXTURE = DATA / "report_scan.json"
@@ -156,7 +190,7 @@ def test_index_counts_by_verdict_and_by_slug(scan, tmp_path):
     assert re.search(r'data-verdict="missing" data-protocol="sglang-dflash"[^>]*><b>6</b>', text)
     for finding in scan["findings"]:
         assert f'data-slug="{finding["slug"]}"' in text
-    assert "sglang 0.0.0-fixture" in text and "/nonexistent/sglang-0.0.0-fixture" in text
+    assert "sglang 0.0.0-fixture" in text and "/nonexistent/sglang-0.0.0-fixture" not in text  # no absolute root
 
 
 def test_model_page_shows_findings_call_sites_and_red_hop(scan, tmp_path):
@@ -321,13 +355,13 @@ def test_render_svgs_keeps_good_pictures_when_one_graph_is_bad():
 
 def test_cli_report_from_saved_scan(tmp_path):
     runner = CliRunner()
-    result = runner.invoke(report_command, ["--from", str(FIXTURE), "-o", str(tmp_path / "r")])
+    result = runner.invoke(main, ["report", "--from", str(FIXTURE), "-o", str(tmp_path / "r")])
     assert result.exit_code == 0, result.output
     assert "index.html" in result.output and (tmp_path / "r/index.html").is_file()
-    assert runner.invoke(report_command, ["-o", str(tmp_path / "r2")]).exit_code == 2
+    assert runner.invoke(main, ["report", "-o", str(tmp_path / "r2")]).exit_code == 2
     bad = tmp_path / "bad.json"
     bad.write_text("[1, 2]")
-    assert runner.invoke(report_command, ["--from", str(bad), "-o", str(tmp_path / "r3")]).exit_code == 2
+    assert runner.invoke(main, ["report", "--from", str(bad), "-o", str(tmp_path / "r3")]).exit_code == 2
 
 
 # --------------------------------------------------------------------------
@@ -471,9 +505,9 @@ def real_release(request, version: str) -> Path:
 @pytest.mark.real
 @needs_chromium
 def test_real_release_report_in_headless_chromium(request, tmp_path):
-    engine = pytest.importorskip("tracer.engine", reason="the scan engine is not there yet")
+    engine = pytest.importorskip("tracer.analysis.pipeline", reason="the scan engine is not there yet")
     if not hasattr(engine, "scan_to_json"):
-        pytest.skip("tracer.engine.scan_to_json is not there yet")
+        pytest.skip("tracer.analysis.scan_to_json is not there yet")
     root = real_release(request, "0.5.23")
     try:  # the suite's session-wide scan, shared with the other real tests
         scan = request.getfixturevalue("scanned_release")("0.5.23")

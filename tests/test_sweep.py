@@ -17,17 +17,12 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from tracer import sweep as sweep_mod
 from tracer.cli import main
-from tracer.discover import UsageError
-from tracer.sweep import (
-    build_history,
-    history_html,
-    history_text,
-    parse_spec,
-    select_versions,
-    unpack,
-)
+from tracer.index.discover import UsageError
+from tracer.present.sweep_page import history_html
+from tracer.sweep import run as sweep_mod
+from tracer.sweep.fetch import parse_spec, select_versions, unpack
+from tracer.sweep.history import build_history, history_text
 
 MODEL_OK = """
 from torch import nn

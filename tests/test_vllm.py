@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 from conftest import release_dir
 
-from tracer.engine import scan, scan_to_json
-from tracer.protocol import load_protocols, parse_protocol
-from tracer.registry import read_registry
+from tracer.api import scan_to_json, scan_tree
+from tracer.config.packs import load_protocols, parse_protocol
+from tracer.index.registry import read_registry
 
 VLLM_VERSION = "0.33.0"
 
@@ -175,7 +175,7 @@ def toy_tree(tmp_path):
 @pytest.fixture()
 def toy_scan(toy_tree, tmp_path):
     pack = parse_protocol(TOY_PACK, "toy.toml")
-    result = scan(toy_tree, load_protocols() + [pack], cache_dir=tmp_path / "cache").result
+    result = scan_tree(toy_tree, load_protocols() + [pack], cache_dir=tmp_path / "cache").result
     return result, {m.entry.rsplit(".", 1)[-1]: m for m in result.models}
 
 
@@ -194,8 +194,8 @@ def test_registry_dict_is_read_statically():
 
 def test_framework_is_detected_from_the_tree(toy_scan):
     result, _ = toy_scan
-    assert result.layout.framework == "toyfw" and result.layout.version == "1.2.3"
-    assert [p.name for p in result.protocols] == ["toy-aux"]
+    assert result.framework.name == "toyfw" and result.framework.version == "1.2.3"
+    assert list(result.protocols) == ["toy-aux"]
 
 
 def test_local_receivers_of_an_interface_setter(toy_scan):
@@ -389,7 +389,7 @@ def test_runner_passing_the_model_default_drops_the_ids(toy_tree, tmp_path):
                 self.model.set_aux_layers(self.model.default_aux_layers())
     """).lstrip())
     pack = parse_protocol(TOY_PACK, "toy.toml")
-    result = scan(toy_tree, [pack], cache_dir=tmp_path / "cache2").result
+    result = scan_tree(toy_tree, [pack], cache_dir=tmp_path / "cache2").result
     dropped = [f for f in result.findings if f.slug == "ids-dropped"]
     assert [(f.file, f.line) for f in dropped] == [("toyfw/worker/runner.py", 3)]
     assert "default_aux_layers()" in dropped[0].message

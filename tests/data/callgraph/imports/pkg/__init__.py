@@ -1,0 +1,3 @@
+from .api import publish
+
+__all__ = ["publish"]

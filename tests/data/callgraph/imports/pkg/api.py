@@ -1,0 +1,5 @@
+from .tools import slugify
+
+
+def publish(text):
+    return slugify(text)

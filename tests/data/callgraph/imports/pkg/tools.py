@@ -1,0 +1,5 @@
+import util
+
+
+def slugify(text):
+    return util.clean(text).replace(" ", "-")

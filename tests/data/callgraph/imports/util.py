@@ -1,0 +1,9 @@
+__all__ = ["shout"]
+
+
+def clean(text):
+    return text.strip()
+
+
+def shout(text):
+    return clean(text).upper()

@@ -1,0 +1,197 @@
+"""The one pipeline: discover -> index -> resolve -> chains / runner -> findings.
+
+``scan`` traces every entry class of a tree; ``lint`` calls ``analyse`` with the
+entries a change can reach (and the base's runner call sites when the runner was
+not touched). Both return the same typed results (tracer.model.results).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from tracer import __version__
+from tracer.analysis.chains import ChainTracer
+from tracer.analysis.entries import entry_classes
+from tracer.analysis.runner import RunnerAnalysis
+from tracer.checks import finding, is_error
+from tracer.index.cache import SummaryCache, default_cache_dir
+from tracer.index.discover import detect_layout, list_sources
+from tracer.index.project import Project
+from tracer.model.findings import Finding
+from tracer.model.protocol import Protocol
+from tracer.model.results import CallSite, Framework, InputProblem, ModelResult, ScanResult, ScanStats
+from tracer.model.tree import Layout
+from tracer.resolve.resolver import ClassRef, Resolver
+
+
+@dataclass(frozen=True)
+class ScanContext:
+    """What later stages (graph, explain, report, lint) may reuse from a scan."""
+
+    layout: Layout
+    protocols: tuple[Protocol, ...]
+    project: Project
+    resolver: Resolver
+    result: ScanResult
+
+
+@dataclass(frozen=True)
+class Analysis:
+    models: tuple[ModelResult, ...]
+    call_sites: tuple[CallSite, ...]
+    findings: tuple[Finding, ...]
+
+
+def summary_cache(cache_dir: str | Path | None, use_cache: bool) -> SummaryCache:
+    return SummaryCache((Path(cache_dir) if cache_dir else default_cache_dir()) if use_cache else None)
+
+
+def chosen_protocols(layout: Layout, packs: Sequence[Protocol]) -> list[Protocol]:
+    return [p for p in packs if p.framework == layout.framework]
+
+
+def runner_candidates(project: Project, proto: Protocol) -> list[str]:
+    """Modules outside the entry modules that call the protocol's setter."""
+    return sorted(m for m in project.by_module
+                  if proto.in_scope(m) and project.mentions(m, proto.setter) and not proto.is_entry_module(m))
+
+
+def analyse(resolver: Resolver, protocols: Sequence[Protocol], entries: Mapping[str, Sequence[ClassRef]],
+            *, runner: bool = True, known_sites: Sequence[CallSite] = (),
+            model_classes: set[str] | None = None) -> Analysis:
+    """Trace ``entries`` (protocol -> entry classes). With ``runner`` the setter's call
+    sites outside the models are analysed too; without, ``known_sites`` (the base's)
+    stand for them where a finding depends on how often the runner calls the setter."""
+    models: list[ModelResult] = []
+    findings: list[Finding] = []
+    call_sites: list[CallSite] = []
+    every_model = model_classes if model_classes is not None else {
+        ref.fullname for refs in entries.values() for ref in refs}
+    for proto in protocols:
+        tracer = ChainTracer(resolver, proto)
+        traced = [tracer.trace(ref) for ref in entries.get(proto.name, ())]
+        if runner:
+            sites, runner_findings = RunnerAnalysis(resolver, proto).analyse(
+                runner_candidates(resolver.project, proto), every_model)
+            call_sites.extend(sites)
+            findings.extend(runner_findings)
+        else:
+            sites = [s for s in known_sites if s.protocol == proto.name]
+        stale = stale_tag_findings(proto, traced, sites)
+        findings.extend(stale)
+        for model in traced:
+            model = with_findings(model, [f for f in stale if f.entry == model.entry])
+            models.append(model)
+            findings.extend(model.findings)
+    return Analysis(tuple(models), tuple(call_sites), tuple(deduplicate(findings)))
+
+
+def open_project(path: str | Path, protocols: Sequence[Protocol], cache_dir: str | Path | None = None,
+                 use_cache: bool = True, jobs: int = 0) -> tuple[Project, Resolver]:
+    """The tree's Project and Resolver without tracing anything (explain on a cached result)."""
+    layout = detect_layout(path, list(protocols))
+    files, _ = list_sources(layout)
+    project = Project(files, summary_cache(cache_dir, use_cache), jobs)
+    return project, Resolver(project)
+
+
+def scan(path: str | Path, protocols: Sequence[Protocol], cache_dir: str | Path | None = None,
+         use_cache: bool = True, jobs: int = 0) -> ScanContext:
+    started = time.perf_counter()
+    layout = detect_layout(path, list(protocols))
+    chosen = chosen_protocols(layout, protocols)
+    files, link_problems = list_sources(layout)
+    cache = summary_cache(cache_dir, use_cache)
+    project = Project(files, cache, jobs)
+    resolver = Resolver(project)
+
+    # Lazy indexing: outlines (where definitions are) for the entry modules and
+    # the modules that mention a protocol name; method bodies are parsed one
+    # at a time, only when a chain or the runner walk needs them.
+    tokens = {t for p in chosen for t in p.tokens}
+    in_scope = [m for m in sorted(project.by_module) if any(p.in_scope(m) for p in chosen)]
+    requests: dict[str, str] = {}
+    for module in in_scope:
+        data = project.data(module)
+        mentions = data is None or any(t.encode() in data for t in tokens)
+        if mentions or any(p.is_entry_module(module) for p in chosen):
+            requests[module] = "outline"
+    project.load(requests)
+    # A protocol whose setter no file mentions is not part of this release.
+    absent = [p.name for p in chosen if not any(project.mentions(m, p.setter) for m in in_scope)]
+    applied = [p for p in chosen if p.name not in absent] or chosen[:1]
+    absent = [name for name in absent if name not in {p.name for p in applied}]
+
+    entries = entry_classes(project, resolver, applied)
+    analysis = analyse(resolver, applied, entries)
+    problems = project.input_problems() + [InputProblem(p, 1, why) for p, why in link_problems]
+    result = ScanResult(
+        root=str(layout.scan_root),
+        framework=Framework(layout.framework, layout.version, layout.package),
+        protocols=tuple(p.name for p in applied), models=analysis.models, call_sites=analysis.call_sites,
+        findings=tuple(deduplicate(list(analysis.findings) + [input_error_finding(p) for p in problems])),
+        input_errors=tuple(sorted(problems, key=lambda p: (p.path, p.line))),
+        stats=ScanStats(files_total=len(files), files_parsed=project.parsed_full,
+                        files_outlined=project.parsed_outline, functions_parsed=project.parsed_functions,
+                        cache_hits=cache.hits, seconds=round(time.perf_counter() - started, 3)),
+        absent_protocols=tuple(absent), tool_version=__version__,
+    )
+    return ScanContext(layout, tuple(applied), project, resolver, result)
+
+
+def with_findings(model: ModelResult, extra: list[Finding]) -> ModelResult:
+    """A model result with findings found after its chain was traced (runner-dependent)."""
+    if not extra:
+        return model
+    verdict, reason = model.verdict, model.reason
+    errors = [f for f in extra if is_error(f)]
+    if errors and verdict in ("ok", "unknown"):
+        verdict, reason = "broken", errors[0].message
+    return dataclasses.replace(model, verdict=verdict, reason=reason,
+                               findings=tuple(sorted(set(model.findings) | set(extra), key=Finding.sort_key)))
+
+
+def stale_tag_findings(proto: Protocol, models: Sequence[ModelResult], sites: Sequence[CallSite]) -> list[Finding]:
+    """Per-layer tags that are never cleared matter when the runner calls the setter
+    more than once: the tags of every call add up."""
+    if len(sites) < 2:
+        return []
+    calls = ", ".join(f"{s.file}:{s.line}" + ("" if s.passes_ids else " (no ids)") for s in sites)
+    found = []
+    for model in models:
+        for tag in model.tags_without_clear:
+            item = finding("stale-layer-markers", "", protocol=proto.name, entry=model.entry, file=tag.file,
+                           line=tag.line, col=tag.col, chain=tuple(h.qualname for h in model.chain),
+                           setter=proto.setter, setter_name=".".join(tag.setter.rsplit(".", 2)[-2:]),
+                           count=len(sites), calls=calls)
+            if model.draft:
+                item = dataclasses.replace(item, severity="info")
+            found.append(item)
+    return found
+
+
+def input_error_finding(problem: InputProblem) -> Finding:
+    return finding("input-error", "", file=problem.path, line=problem.line, reason=problem.reason)
+
+
+def deduplicate(findings: Sequence[Finding]) -> list[Finding]:
+    """One finding per (slug, protocol, place); every affected entry is listed."""
+    merged: dict[tuple[object, ...], Finding] = {}
+    entries: dict[tuple[object, ...], list[str]] = {}
+    for f in sorted(findings, key=Finding.sort_key):
+        key = (f.slug, f.protocol, f.file, f.line, f.col, f.message)
+        if key not in merged:
+            merged[key] = f
+            entries[key] = []
+        for entry in (f.entry, *f.entries):
+            if entry and entry not in entries[key]:
+                entries[key].append(entry)
+    return [dataclasses.replace(f, entries=tuple(entries[k])) for k, f in merged.items()]
+
+
+__all__ = ["Analysis", "ScanContext", "analyse", "open_project", "deduplicate", "input_error_finding", "scan", "stale_tag_findings",
+           "with_findings"]

@@ -1,0 +1,35 @@
+"""The library interface: scan a tree and get its results, typed or as the scan JSON.
+
+This is what the command line does before it formats anything; tests, the verify
+harness and other tools call it the same way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from tracer.analysis.pipeline import ScanContext, scan
+from tracer.config.packs import load_protocols
+from tracer.model.protocol import Protocol
+from tracer.present.scan_json import to_json
+
+
+def scan_tree(path: str | Path, protocols: Sequence[str] | Sequence[Protocol] | None = None,
+              cache_dir: str | Path | None = None, use_cache: bool = True, jobs: int = 0) -> ScanContext:
+    """Scan ``path`` with the built-in packs (or the named ones, or the given Protocol objects)."""
+    if protocols and all(isinstance(p, Protocol) for p in protocols):
+        packs = list(protocols)  # type: ignore[arg-type]
+    else:
+        packs = load_protocols([str(p) for p in protocols] if protocols else None)
+    return scan(path, packs, cache_dir, use_cache, jobs)
+
+
+def scan_to_json(path: str | Path, protocols: Sequence[str] | None = None, cache_dir: str | Path | None = None,
+                 use_cache: bool = True, jobs: int = 0) -> dict[str, Any]:
+    """The scan JSON of ``path`` (docs/scan-json.md), as ``tracer scan --format json`` prints it."""
+    return to_json(scan_tree(path, protocols, cache_dir, use_cache, jobs).result)
+
+
+__all__ = ["scan_to_json", "scan_tree"]

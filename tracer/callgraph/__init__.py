@@ -1,0 +1,1 @@
+"""The whole-program call graph (`tracer graph --all`)."""

@@ -1,0 +1,273 @@
+"""Checks on one entry class's chain: setter -> delegations -> state write -> readers."""
+
+from __future__ import annotations
+
+from tracer.checks import Check, example
+from tracer.checks.trees import DECODER, SETTER, mark, model, model_file
+
+_WRAPPER = '''
+class FooVLForConditionalGeneration(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.language_model = FooForCausalLM(config)
+        self.vision_tower = VisionTower(config)
+
+    def set_eagle3_layers_to_capture(self, layer_ids=None):
+        {call}
+
+
+class VisionTower(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.blocks = nn.ModuleList([])
+'''
+
+MISSING_SETTER = Check(
+    slug="missing-setter", severity="info", stage="chains",
+    summary="the entry class offers no capture setter",
+    what="Reports an entry class whose MRO has no method with the protocol's setter name.",
+    why="The runner raises (or silently disables the feature) when a draft model is used with this target. "
+        "This is a support-matrix entry, not a bug in itself.",
+    example="class FooForCausalLM(nn.Module):  # no set_eagle3_layers_to_capture\n    ...\nEntryClass = FooForCausalLM",
+    fix="Add the setter (usually by delegating to the inner model) if the model should support the protocol.",
+    messages={"": "{entry_name} has no {setter} (not in its class or any base): {protocol} is unsupported"},
+    hints={"": "Implement {setter} on {entry_name}, delegating to the inner language model."},
+    fires=(example(model_file("foo", model()), model_file("bar", mark(model("Bar", setter=""),
+                                                                    "class BarForCausalLM", "missing-setter"))),),
+    quiet=(example(model_file("foo", model())),),
+)
+
+BROKEN_DELEGATION = Check(
+    slug="broken-delegation", severity="error", stage="chains",
+    summary="a hop calls a method the receiver's class does not have",
+    what="Resolves every call a setter makes with the layer ids against the class of its receiver (the class "
+         "assigned to `self.<attr>`, through the MRO) and reports a method that class does not define, with the "
+         "closest name it does define; also a `hasattr` guard that silently skips the call.",
+    why="torch's `nn.Module.__getattr__` finds only parameters, buffers and sub-modules: the call raises "
+        "AttributeError at start-up, or (behind `hasattr`) nothing is captured and the draft receives no aux "
+        "hidden states, so acceptance collapses without an error.",
+    example="def set_eagle3_layers_to_capture(self, layer_ids=None):\n"
+            "    self.language_model.set_eagle3_layer_to_capture(layer_ids)  # one letter off",
+    fix="Delegate to an object that implements the setter (often `self.language_model` rather than "
+        "`self.language_model.model`), spelled as it is defined there, or implement it on the inner class.",
+    messages={
+        "": "{owner_name} delegates {setter} to {why}",
+    },
+    hints={"": "Delegate to an object whose class defines {setter}, or implement it there."},
+    fires=(
+        example(model_file("foo", model(extra=_WRAPPER.replace(
+            "{call}", "self.vision_tower.set_eagle3_layers_to_capture(layer_ids)  # expect: broken-delegation"),
+            entry="[FooForCausalLM, FooVLForConditionalGeneration]")), note="delegates to the vision tower"),
+        example(model_file("foo", model(extra=_WRAPPER.replace(
+            "{call}", "self.language_model.set_eagle3_layer_to_capture(layer_ids)  # expect: broken-delegation"),
+            entry="[FooForCausalLM, FooVLForConditionalGeneration]")), note="a misspelled method"),
+    ),
+    quiet=(example(model_file("foo", model(extra=_WRAPPER.replace(
+        "{call}", "self.language_model.set_eagle3_layers_to_capture(layer_ids)"),
+        entry="[FooForCausalLM, FooVLForConditionalGeneration]"))),),
+)
+
+_NO_READER = DECODER.replace("            if i in self.layers_to_capture:\n"
+                             "                aux_hidden_states.append(hidden_states)\n", "")
+
+DEAD_WRITE = Check(
+    slug="dead-write", severity="error", stage="chains",
+    summary="the ids are stored where no forward that runs reads them",
+    what="Follows the stored ids to the object that holds them and reports when no method that runs in that "
+         "object's forward reads the attribute (including a write under a misspelled name).",
+    why="The layer ids are stored where no decoder loop looks, so nothing is captured.",
+    example="self.model.layers_to_capture = [val + 1 for val in layer_ids]  # FooModel.forward never reads it",
+    fix="Write the attribute on the object whose forward loop reads it, or make the loop read it.",
+    messages={
+        "no-reader": "{target} is written, but no method of {state_owner} (or its bases) reads "
+                     "self.{attribute}: nothing is captured for {entry_name}",
+        "near-miss": "{target} is written, but the decoder loop reads {attribute}: nothing is captured",
+    },
+    hints={"no-reader": "Write {attribute} on the object whose forward loop reads it.",
+           "near-miss": "Write {attribute} (check the spelling)."},
+    fires=(
+        example(model_file("foo", mark(model(decoder=_NO_READER), "layers_to_capture = [2,", "dead-write"))),
+        example(model_file("foo", model(setter=SETTER.replace(
+            "self.model.layers_to_capture = [val + 1 for val in layer_ids]",
+            "self.model.layers_to_captur = [val + 1 for val in layer_ids]  # expect: dead-write")))),
+    ),
+    quiet=(example(model_file("foo", model())),),
+)
+
+IDS_DROPPED = Check(
+    slug="ids-dropped", severity="error", stage="chains, runner",
+    summary="the setter is called without the layer ids",
+    what="Reports a delegating hop or a runner call site that calls the setter with no arguments (or hands it "
+         "the model's own default layers instead of the draft's ids).",
+    why="Without ids every setter falls back to its default layers (`[2, n//2, n-3]`) whatever the draft "
+        "checkpoint was trained on (sglang #22836).",
+    example="def set_eagle3_layers_to_capture(self, layer_ids=None):\n    self.language_model.set_eagle3_layers_to_capture()",
+    fix="Pass the ids through: `self.language_model.set_eagle3_layers_to_capture(layer_ids)`.",
+    messages={
+        "hop": "{owner_name}.{method} calls {callee}() without {ids_param}: the next setter always uses its "
+               "fallback ({fallback}) whatever the draft config says",
+        "runner": "{caller} calls {setter}() without layer ids{when}: every model's setter falls back to "
+                  "{fallback} whatever the draft config says",
+        "runner-default": "{caller} calls {setter}({default}()): the model's default layers are captured "
+                          "whatever layer ids the draft config names",
+    },
+    hints={"hop": "Pass the ids on: {callee}({ids_param}).",
+           "runner": "Pass the configured ids (or do not call the setter here).",
+           "runner-default": "Read the ids from the draft config and use the model's default only when it names none."},
+    fires=(example(model_file("foo", model(extra=_WRAPPER.replace(
+        "{call}", "self.language_model.set_eagle3_layers_to_capture()  # expect: ids-dropped"),
+        entry="[FooForCausalLM, FooVLForConditionalGeneration]"))),),
+    quiet=(example(model_file("foo", model(extra=_WRAPPER.replace(
+        "{call}", "self.language_model.set_eagle3_layers_to_capture(layer_ids)"),
+        entry="[FooForCausalLM, FooVLForConditionalGeneration]"))),),
+)
+
+_NO_FLAG = SETTER.replace("        self.capture_aux_hidden_states = True\n", "")
+
+FLAG_NOT_SET = Check(
+    slug="flag-not-set", severity="error", stage="chains",
+    summary="forward hands aux states on only under a flag the setter path never sets",
+    what="Reports a class on the chain whose forward passes the captured states on only under the protocol's "
+         "output flag (`self.capture_aux_hidden_states`) while no setter on the path sets it.",
+    why="The inner model captures the layers but the top forward never passes them to the logits processor, "
+        "so the draft sees none.",
+    example="def set_eagle3_layers_to_capture(self, layer_ids=None):\n"
+            "    self.model.layers_to_capture = [i + 1 for i in layer_ids]  # no self.capture_aux_hidden_states = True",
+    fix="Set `self.capture_aux_hidden_states = True` in the setter.",
+    messages={"": "{reader} passes aux hidden states on only when self.{flag} is set ({where}), but {owner_name}."
+                  "{method} {sets}"},
+    hints={"": "Set self.{flag} = True in {owner_name}.{method}."},
+    fires=(example(model_file("foo", model(setter=mark(_NO_FLAG, "def set_eagle3", "flag-not-set")))),),
+    quiet=(example(model_file("foo", model())),),
+)
+
+_SILENT = mark(SETTER.replace('            logger.warning("no layer ids given; capturing the default layers")\n', ""),
+               "layers_to_capture = [2,", "silent-fallback")
+
+SILENT_FALLBACK = Check(
+    slug="silent-fallback", severity="warning", stage="chains",
+    summary="a default layer list is used without any log line",
+    what="Reports an assignment of a fallback layer list in a branch taken when the ids are None, with no call "
+         "of the pack's logging functions in that branch.",
+    why="When the draft config names no ids, the fallback layers are used and nothing says so: acceptance can "
+        "drop to ~1% with no clue in the logs (vllm #50170).",
+    example="if layer_ids is None:\n    self.model.layers_to_capture = [2, num_layers // 2, num_layers - 3]",
+    fix='Log the fallback (`logger.warning("EAGLE-3: no layer ids in the draft config; using %s", ...)`).',
+    messages={"": "{owner_name}.{method} falls back to {value} when {param} is None, and nothing is logged"},
+    hints={"": "Log a warning naming the fallback layers, so a draft config without ids is noticed."},
+    fires=(example(model_file("foo", model(setter=_SILENT))),),
+    quiet=(example(model_file("foo", model())),),
+)
+
+UNRESOLVED = Check(
+    slug="unresolved", severity="warning", stage="chains",
+    summary="a hop of the chain could not be traced",
+    what="Reports the hop where static resolution stopped (an attribute built by a factory chosen at run time, "
+         "a base class outside the tree, an inheritance cycle) and why.",
+    why="tracer never reports clean what it did not trace: the model's verdict is `unknown`.",
+    example="self.language_model = MODEL_REGISTRY[config.arch](config)\n"
+            "self.language_model.set_eagle3_layers_to_capture(layer_ids)",
+    fix="Assign the attribute from a class (or annotate it: `self.language_model: FooForCausalLM`).",
+    messages={
+        "receiver": "cannot follow {callee}: the class of {receiver} is unknown ({why})",
+        "state-owner": "cannot tell which class owns {target}: {why}",
+        "mro": "{entry_name}: cannot tell whether {setter} exists: {why}",
+        "cycle": "delegation cycle: {owner_name}.{method} is reached again from itself",
+        "body": "{why}",
+    },
+    hints={"receiver": "Assign {receiver} from a class, or annotate it, so the chain can be traced.",
+           "state-owner": "Assign {receiver} from a class so its readers can be found.",
+           "mro": "Make the base classes resolvable inside the scanned tree.",
+           "cycle": "Break the cycle: one class must write the state attribute.",
+           "body": "Make the setter write {attribute} or delegate to an object that does."},
+    fires=(example(model_file("foo", model(extra=_WRAPPER.replace(
+        "self.language_model = FooForCausalLM(config)", "self.language_model = MODELS[config.arch](config)").replace(
+        "{call}", "self.language_model.set_eagle3_layers_to_capture(layer_ids)  # expect: unresolved"),
+        entry="[FooForCausalLM, FooVLForConditionalGeneration]"))),),
+    quiet=(example(model_file("foo", model(extra=_WRAPPER.replace(
+        "{call}", "self.language_model.set_eagle3_layers_to_capture(layer_ids)"),
+        entry="[FooForCausalLM, FooVLForConditionalGeneration]"))),),
+)
+
+_VLLM_FILES = (
+    ("vllm/__init__.py", ""),
+    ("vllm/version.py", '__version__ = "0.0.1"\n'),
+    ("vllm/model_executor/__init__.py", ""),
+    ("vllm/model_executor/models/__init__.py", ""),
+    ("vllm/model_executor/models/registry.py", '_TEXT_GENERATION_MODELS = {"FooForCausalLM": ("foo", "FooForCausalLM")}\n'
+                                              "_MULTIMODAL_MODELS = {}\n"),
+    ("vllm/model_executor/models/interfaces.py", '''
+class SupportsEagle3:
+    def set_aux_hidden_state_layers(self, layers):
+        self.model.aux_hidden_state_layers = layers
+
+    def get_eagle3_default_aux_hidden_state_layers(self):
+        num_layers = len(self.model.layers)
+        return (2, num_layers // 2, num_layers - 3)
+'''),
+    ("vllm/v1/__init__.py", ""),
+    ("vllm/v1/worker/__init__.py", ""),
+    ("vllm/v1/worker/gpu_model_runner.py", '''
+class GPUModelRunner:
+    def load_model(self):
+        self.model = get_model()
+        ids = self.speculative_config.eagle_aux_hidden_state_layer_ids
+        if not ids:
+            ids = self.model.get_eagle3_default_aux_hidden_state_layers()
+        self.model.set_aux_hidden_state_layers(ids)
+'''),
+)
+
+_VLLM_MODEL = '''
+from torch import nn
+
+from vllm.model_executor.models.interfaces import SupportsEagle3
+
+
+class FooModel(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.layers = nn.ModuleList([])
+        self.aux_hidden_state_layers = ()
+
+    def forward(self, hidden_states):
+        aux_hidden_states = []
+        for idx, layer in enumerate(self.layers):
+            if idx in self.aux_hidden_state_layers:
+                aux_hidden_states.append(hidden_states)
+            hidden_states = layer(hidden_states)
+        return hidden_states, aux_hidden_states
+
+
+class FooForCausalLM(nn.Module, SupportsEagle3):
+    def __init__(self, config):
+        super().__init__()
+        self.model = FooModel(config)
+{extra}'''
+
+DEAD_DEFAULT = Check(
+    slug="dead-default", severity="warning", stage="chains",
+    summary="a model overrides a default-layer method the runner never calls",
+    what="Lists the protocol's default-layer methods the runner calls (e.g. vLLM's "
+         "`get_eagle3_default_aux_hidden_state_layers`) and reports an entry class that defines another one "
+         "(`get_eagle3_aux_hidden_state_layers`): its body never runs.",
+    why="When the draft config names no ids the runner uses the default the interface gives, not the layers the "
+        "model's author chose; the override reads as if it mattered, so nobody notices.",
+    example="def get_eagle3_aux_hidden_state_layers(self):  # the runner calls get_eagle3_default_...\n"
+            "    return (2, n // 2, n - 3)",
+    fix="Rename the override to the method the runner calls, or delete it.",
+    messages={"": "{owner_name}.{method} is never called: the runner asks {runner_method}(){where}, so the "
+                  "default layers defined here are dead code"},
+    hints={"": "Rename it to {runner_method} (or delete it)."},
+    fires=(example(*_VLLM_FILES, ("vllm/model_executor/models/foo.py", _VLLM_MODEL.replace("{extra}", '''
+    def get_eagle3_aux_hidden_state_layers(self):  # expect: dead-default
+        return (1, 2, 3)
+''')), protocol="vllm-eagle3"),),
+    quiet=(example(*_VLLM_FILES, ("vllm/model_executor/models/foo.py", _VLLM_MODEL.replace("{extra}", '''
+    def get_eagle3_default_aux_hidden_state_layers(self):
+        return (1, 2, 3)
+''')), protocol="vllm-eagle3"),),
+)
+
+CHECKS = (MISSING_SETTER, BROKEN_DELEGATION, DEAD_WRITE, IDS_DROPPED, FLAG_NOT_SET, SILENT_FALLBACK, UNRESOLVED,
+          DEAD_DEFAULT)

@@ -1,0 +1,83 @@
+"""Command line: tracer scan | rules | graph | report | explain | lint | baseline | sweep | verify.
+
+The only package that imports click. Every command takes the same option set
+for packs and caches (options.py); expected errors are one line
+(``tracer: error: ...``) and exit status 2, never a traceback.
+Exit status: 0 clean, 1 findings at or above --fail-on, 2 usage or input error.
+"""
+
+from __future__ import annotations
+
+import os
+
+import click
+
+from tracer import __version__
+from tracer.config.packs import ProtocolError
+from tracer.effective.configs import ConfigError
+from tracer.model.errors import UsageError
+from tracer.present.scan_json import ScanJsonError
+
+
+class TracerGroup(click.Group):
+    """Turns expected errors into one line and exit status 2, never a traceback;
+    loads the commands in ``lazy_commands`` on first use."""
+
+    lazy_commands: dict[str, str] = {}  # name -> "module:attribute"
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(set(super().list_commands(ctx)) | set(self.lazy_commands))
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        command = super().get_command(ctx, name)
+        if command is None and name in self.lazy_commands:
+            module, _, attribute = self.lazy_commands[name].partition(":")
+            command = getattr(__import__(module, fromlist=[attribute]), attribute)
+            self.add_command(command, name)
+        return command
+
+    def invoke(self, ctx: click.Context):  # type: ignore[no-untyped-def]
+        try:
+            return super().invoke(ctx)
+        except (UsageError, ProtocolError, ConfigError, ScanJsonError) as exc:
+            click.echo(f"tracer: error: {exc}", err=True)
+            ctx.exit(2)
+        except KeyboardInterrupt:  # pragma: no cover
+            click.echo("tracer: interrupted", err=True)
+            ctx.exit(130)
+        except click.exceptions.Exit:
+            raise
+        except click.ClickException:
+            raise
+        except OSError as exc:
+            click.echo(f"tracer: error: {exc}", err=True)
+            ctx.exit(2)
+        except Exception as exc:  # a bug in tracer: say so in one line, keep the detail on request
+            if "TRACER_DEBUG" in os.environ:
+                raise
+            click.echo(f"tracer: internal error: {type(exc).__name__}: {exc} "
+                       "(set TRACER_DEBUG=1 for the traceback; please report it)", err=True)
+            ctx.exit(2)
+
+
+@click.group(cls=TracerGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="tracer")
+def main() -> None:
+    """Static code-path tracer for LLM inference frameworks (SGLang EAGLE-3/DFlash capture chains)."""
+
+
+# Commands live in their own modules, imported only when invoked (or listed in
+# --help), so that `tracer scan` does not pay for the others at start-up.
+TracerGroup.lazy_commands.update({
+    "scan": "tracer.cli.scan:scan_command",
+    "rules": "tracer.cli.scan:rules_command",
+    "graph": "tracer.cli.graph:graph_command",
+    "report": "tracer.cli.report:report_command",
+    "explain": "tracer.cli.explain:explain_command",
+    "lint": "tracer.cli.lint:lint_command",
+    "baseline": "tracer.cli.lint:baseline_command",
+    "sweep": "tracer.cli.sweep:sweep_command",
+    "verify": "tracer.cli.verify:verify_command",
+})
+
+__all__ = ["main"]

@@ -1,0 +1,71 @@
+"""`tracer graph`: the protocol graph, one model's chain, or the whole call graph (--all)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from tracer.analysis.result_cache import scan_memoised
+from tracer.cli.options import PackOptions, pack_options, write_output
+from tracer.model.errors import UsageError
+from tracer.present import graphs
+
+
+@click.command("graph")
+@click.argument("path", type=click.Path())
+@pack_options
+@click.option("--all", "whole", is_flag=True, help="The whole call graph of any Python tree (every function, method and module body).")
+@click.option("--entry", help="One entry class (qualname or class name): its chain picture.")
+@click.option("--format", "fmt", type=click.Choice(["json", "dot", "svg", "png"]), default="json", show_default=True)
+@click.option("-o", "--output", "out_file", type=click.Path(dir_okay=False), help="Output file (required for svg/png).")
+def graph_command(packs: PackOptions, path: str, whole: bool, entry: str | None, fmt: str, out_file: str | None) -> None:
+    """Export the protocol graph (or with --all the whole call graph) as JSON, DOT or a picture."""
+    # options first, work after: a combination that cannot be served is refused at once
+    if whole and fmt in ("svg", "png"):
+        raise UsageError("--all gives --format json or dot (the whole call graph is not a picture anyone reads)")
+    if whole and entry:
+        raise UsageError("--all and --entry do not go together")
+    if (entry or fmt in ("svg", "png")) and not out_file:
+        raise UsageError("--format svg/png and --entry need -o FILE")
+    if whole:
+        from tracer.callgraph.build import whole_call_graph
+        from tracer.analysis.pipeline import summary_cache
+
+        g, stats = whole_call_graph(path, summary_cache(packs.cache_dir, packs.use_cache), packs.jobs)
+        _emit(g, stats, fmt, out_file)
+        click.echo(f"{len(g)} nodes, {g.number_of_edges()} edges; {stats['calls_unbound']} calls not bound "
+                   f"({stats['files_total']} files, {stats['seconds']} s)", err=True)
+        return
+    result = scan_memoised(path, packs.packs(), packs.cache_dir, packs.use_cache, packs.jobs)
+    if entry or fmt in ("svg", "png"):
+        from tracer.present import render
+
+        assert out_file is not None
+        if entry:
+            wanted = [m for m in result.models if entry in (m.entry, m.entry.rsplit(".", 1)[-1])
+                      and (not packs.protocols or m.protocol in packs.protocols)]
+            if not wanted:
+                raise UsageError(f"no entry class {entry!r} in the scan")
+            model = next((m for m in wanted if m.chain), wanted[0])
+            own = graphs.findings_of(result).get((model.entry, model.protocol), [])
+            dot = render.chain_dot(model, own, protocol_label=True)
+        else:
+            dot = render.protocol_graph_dot(graphs.protocol_graph(result))
+        picture = render.render(dot, fmt if fmt != "json" else "dot", Path(out_file))
+        click.echo(f"wrote {picture['picture'] or picture['dot']}", err=True)
+        if picture["message"]:
+            click.echo(picture["message"], err=True)
+        return
+    from tracer.present.scan_json import stats_to_json
+
+    _emit(graphs.protocol_graph(result), stats_to_json(result.stats), fmt, out_file)
+
+
+def _emit(g, stats, fmt: str, out_file: str | None) -> None:  # type: ignore[no-untyped-def]
+    if fmt == "dot":
+        text = graphs.graph_to_dot(g)
+    else:
+        text = json.dumps(graphs.graph_to_json(g, stats), indent=1) + "\n"
+    write_output(text, out_file)

@@ -1,0 +1,84 @@
+"""`tracer lint` and `tracer baseline`."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+import click
+
+from tracer.cli.options import PackOptions, pack_options, write_output
+from tracer.config.settings import load_config, merge
+from tracer.lint.baseline import write_baseline
+from tracer.lint.git import repo_root
+from tracer.lint.lint import exit_code, format_lint_text, lint, summary_line
+from tracer.lint.records import Options
+from tracer.model.kinds import FAIL_ON
+from tracer.model.results import ScanResult
+from tracer.present.github import format_github
+from tracer.present.sarif import format_sarif
+from tracer.present.scan_json import from_json
+
+
+def as_scan_result(result: dict[str, Any]) -> ScanResult:
+    """A lint result's new findings in the shape the SARIF and GitHub formats take."""
+    return from_json({"root": result["root"], "findings": result["findings"], "models": [],
+                      "protocols": result.get("protocols", []), "tool": result.get("tool", {})})
+
+
+def repo_option(func):  # type: ignore[no-untyped-def]
+    return click.option("-C", "--repo", "start", type=click.Path(file_okay=False), default=".",
+                        help="Run as if started in this folder (a git checkout of the framework).")(func)
+
+
+def settings(packs: PackOptions, start: str, fail_on: str | None = None, baseline: str | None = None):  # type: ignore[no-untyped-def]
+    root = repo_root(start)
+    config = merge(load_config(root), packs.protocols, packs.rule_files, fail_on, (), baseline)
+    for note in config.notes:
+        click.echo(f"tracer: {note}", err=True)
+    options = Options(config.protocols, config.rules, packs.cache_dir, packs.use_cache, packs.jobs)
+    return root, config, options
+
+
+@click.command("lint")
+@repo_option
+@pack_options
+@click.option("--base", "base_ref", help="Compare the branch (REF...HEAD) and the working tree against REF's merge base; default: the working tree against HEAD.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "sarif", "github"]), default="text", show_default=True)
+@click.option("--baseline", type=click.Path(dir_okay=False), help="Baseline file (default [tool.tracer] baseline, else .tracer-baseline.json when present).")
+@click.option("--no-baseline", is_flag=True, help="Report findings even when the baseline lists them.")
+@click.option("--fail-on", type=click.Choice(FAIL_ON), default=None, help="Lowest severity of a new finding that makes the exit status 1 (default [tool.tracer] fail-on, else error).")
+@click.option("--full", is_flag=True, help="Scan the whole working tree instead of re-tracing the affected chains (slower, exact).")
+@click.option("-o", "--output", "out_file", type=click.Path(dir_okay=False), help="Write to a file instead of standard output.")
+def lint_command(packs: PackOptions, start: str, base_ref: str | None, fmt: str, baseline: str | None,
+                 no_baseline: bool, fail_on: str | None, full: bool, out_file: str | None) -> None:
+    """Report the capture-chain findings a change introduces (and those it fixes), pre-merge."""
+    root, config, options = settings(packs, start, fail_on, baseline)
+    result = lint(root, base_ref, config, options, full=full, use_baseline=not no_baseline,
+                  progress=lambda message: click.echo(message, err=True))
+    if fmt == "json":
+        text = json.dumps(result, indent=2) + "\n"
+    elif fmt == "sarif":
+        text = format_sarif(as_scan_result(result))
+    elif fmt == "github":
+        text = format_github(as_scan_result(result))
+        text += f"::notice title=tracer lint::{summary_line(result)}\n"
+    else:
+        text = format_lint_text(result)
+    write_output(text, out_file)
+    if out_file:
+        click.echo(summary_line(result), err=True)
+    sys.exit(exit_code(result, config.fail_on))
+
+
+@click.command("baseline")
+@repo_option
+@pack_options
+@click.option("-o", "--output", "out_file", type=click.Path(dir_okay=False), help="Baseline file to write (default [tool.tracer] baseline, else .tracer-baseline.json at the repository root).")
+def baseline_command(packs: PackOptions, start: str, out_file: str | None) -> None:
+    """Accept every current finding: write them to the baseline file tracer lint reads."""
+    root, config, options = settings(packs, start)
+    path, count = write_baseline(root, out_file, config, options)
+    click.echo(f"wrote {count} accepted findings to {path}")
+

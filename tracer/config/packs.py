@@ -1,0 +1,165 @@
+"""Protocol packs: the TOML files in rules/ (and ``--rules`` files), read strictly.
+
+Every key a pack may hold is listed in ``KEYS`` with its type and the Protocol
+field it fills, and is read by some stage; an unknown or mistyped key is an
+error naming the file and the key (a typo must not silently switch a check off).
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import fields
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from tracer.model.protocol import Protocol
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+MAX_PACK_BYTES = 1024 * 1024
+
+
+class ProtocolError(Exception):
+    pass
+
+
+# key in the TOML (table.key) -> (Protocol field, type, required)
+KEYS: dict[str, tuple[str, type, bool]] = {
+    "name": ("name", str, True),
+    "framework": ("framework", str, True),
+    "description": ("description", str, False),
+    "setter": ("setter", str, True),
+    "state_attribute": ("state_attribute", str, True),
+    "output_flag": ("output_flag", str, False),
+    "ids_parameter": ("ids_parameter", str, False),
+    "id_shift": ("id_shift", int, False),
+    "state_markers": ("state_markers", list, False),
+    "delegate_methods": ("delegate_methods", list, False),
+    "detect.package": ("package", str, True),
+    "detect.markers": ("markers", list, False),
+    "entry.kind": ("entry_kind", str, False),
+    "entry.variable": ("entry_variable", str, False),
+    "entry.modules": ("entry_modules", list, False),
+    "entry.draft_patterns": ("draft_patterns", list, False),
+    "entry.registry_module": ("registry_module", str, False),
+    "entry.registry_variables": ("registry_variables", list, False),
+    "entry.registry_package": ("registry_package", str, False),
+    "entry.registry_factories": ("registry_factories", list, False),
+    "entry.registry_factory_keyword": ("registry_factory_keyword", str, False),
+    "entry.registry_factory_class_keywords": ("registry_factory_class_keywords", list, False),
+    "runner.modules": ("runner_modules", list, False),
+    "runner.roots": ("runner_roots", list, False),
+    "runner.graph_capture_calls": ("graph_capture_calls", list, False),
+    "runner.graph_capture_classes": ("graph_capture_classes", list, False),
+    "defaults.methods": ("default_methods", list, False),
+    "fallback.description": ("fallback_description", str, False),
+    "fallback.logging_calls": ("logging_calls", list, False),
+    "config.draft_ids_keys": ("draft_ids_keys", list, False),
+    "config.runner_ids_keys": ("runner_ids_keys", list, False),
+    "config.draft_count_keys": ("draft_count_keys", list, False),
+    "config.draft_architectures": ("draft_architectures", list, False),
+    "config.target_text_config_keys": ("target_text_config_keys", list, False),
+    "config.default_aux_count": ("default_aux_count", int, False),
+    "effective.pp_indices_function": ("pp_indices_function", str, False),
+    "effective.pp_group_expressions": ("pp_group_expressions", list, False),
+    "effective.assume_false": ("assume_false", list, False),
+}
+ENTRY_KINDS = ("module-variable", "registry-dict")
+_TABLES = {key.split(".")[0] for key in KEYS if "." in key}
+_TYPE_WORDS = {str: "a string", int: "an integer", list: "a list of strings"}
+
+
+def _flatten(data: dict[str, Any], source: str) -> dict[str, Any]:
+    flat: dict[str, Any] = {}
+    for key, value in data.items():
+        if key in _TABLES:
+            if not isinstance(value, dict):
+                raise ProtocolError(f"{source}: [{key}] must be a table")
+            for inner, inner_value in value.items():
+                flat[f"{key}.{inner}"] = inner_value
+        else:
+            flat[key] = value
+    return flat
+
+
+def parse_protocol(text: str, source: str) -> Protocol:
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ProtocolError(f"{source}: invalid TOML: {exc}") from None
+    flat = _flatten(data, source)
+    unknown = sorted(set(flat) - set(KEYS))
+    if unknown:
+        raise ProtocolError(f"{source}: unknown key '{unknown[0]}' (a pack may hold: {', '.join(sorted(KEYS))})")
+    values: dict[str, Any] = {"source": source}
+    for key, (name, kind, required) in KEYS.items():
+        if key not in flat:
+            if required:
+                raise ProtocolError(f"{source}: missing required key '{key}'")
+            continue
+        value = flat[key]
+        ok = (isinstance(value, list) and all(isinstance(v, str) for v in value)) if kind is list else (
+            isinstance(value, kind) and not isinstance(value, bool))
+        if not ok:
+            raise ProtocolError(f"{source}: '{key}' must be {_TYPE_WORDS[kind]}, not {value!r}")
+        values[name] = tuple(value) if kind is list else value
+    if values.get("entry_kind", "module-variable") not in ENTRY_KINDS:
+        raise ProtocolError(f"{source}: 'entry.kind' must be one of {', '.join(ENTRY_KINDS)}")
+    if values.get("entry_kind") == "registry-dict" and not values.get("registry_module"):
+        raise ProtocolError(f"{source}: 'entry.kind' registry-dict needs 'entry.registry_module'")
+    assert set(values) <= {f.name for f in fields(Protocol)}
+    return Protocol(**values)
+
+
+def _builtin_files() -> list[tuple[str, str]]:
+    """(name, text) of the packs shipped with tracer: ``tracer._rules`` when installed,
+    the repository's ``rules/`` when run from a checkout."""
+    checkout = Path(__file__).resolve().parents[2] / "rules"
+    if checkout.is_dir() and (checkout.parent / "tracer").is_dir():
+        return [(p.name, p.read_text(encoding="utf-8")) for p in sorted(checkout.glob("*.toml"))]
+    folder = resources.files("tracer._rules")
+    return [(e.name, e.read_text(encoding="utf-8")) for e in sorted(folder.iterdir(), key=lambda e: e.name)
+            if e.name.endswith(".toml")]
+
+
+def builtin_protocols() -> list[Protocol]:
+    return [parse_protocol(text, f"rules/{name}") for name, text in _builtin_files()]
+
+
+def _read_pack(path: str) -> str:
+    from tracer.index.source import read_regular_bytes
+
+    data = read_regular_bytes(path, MAX_PACK_BYTES + 1)
+    if data is None:
+        raise ProtocolError(f"{path}: cannot read rules file (missing, or not a regular file)")
+    if len(data) > MAX_PACK_BYTES:
+        raise ProtocolError(f"{path}: rules file larger than {MAX_PACK_BYTES // 1024} KiB")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ProtocolError(f"{path}: rules file is not UTF-8") from None
+
+
+def load_protocols(names: list[str] | None = None, extra_files: list[str] | None = None,
+                   replace_builtin: bool = False) -> list[Protocol]:
+    """Built-in packs plus ``--rules`` files, filtered by ``--protocol`` names. An
+    extra pack with a built-in pack's name is an error unless ``replace_builtin``."""
+    packs = builtin_protocols()
+    builtin = {p.name for p in packs}
+    for path in extra_files or []:
+        pack = parse_protocol(_read_pack(path), path)
+        if pack.name in builtin and not replace_builtin:
+            raise ProtocolError(f"{path}: pack '{pack.name}' has the name of a built-in pack "
+                                "(rename it, or pass --replace-builtin to use it instead)")
+        packs = [p for p in packs if p.name != pack.name] + [pack]
+    if names:
+        known = {p.name: p for p in packs}
+        unknown = [n for n in names if n not in known]
+        if unknown:
+            raise ProtocolError(f"unknown protocol {', '.join(unknown)} (known: {', '.join(sorted(known))})")
+        packs = [known[n] for n in names]
+    return packs

@@ -1,0 +1,160 @@
+"""Find the framework inside a path and list its Python files (no parsing)."""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+from pathlib import Path
+
+from tracer.index.source import is_within as _is_within
+from tracer.index.source import read_regular_file
+from tracer.model.errors import UsageError
+from tracer.model.protocol import Protocol
+from tracer.model.tree import Layout, SourceFile
+
+__all__ = ["Layout", "SourceFile", "UsageError", "detect_layout", "list_sources"]
+
+
+def detect_layout(path: str | Path, protocols: list[Protocol]) -> Layout:
+    """Where the framework's package lives under ``path``; UsageError if nowhere."""
+    root = Path(path)
+    if not root.exists():
+        raise UsageError(f"{path}: no such file or directory")
+    if not root.is_dir():
+        raise UsageError(f"{path}: not a directory (give the folder of a framework checkout or unpacked wheel)")
+    root = root.resolve()
+    for proto in protocols:
+        package = proto.package
+        for marker in proto.markers:
+            parts = Path(marker).parts
+            # The root may itself be a folder of the marker's path (the user gave
+            # sglang/srt for "srt/models"): `top` is where the marker starts.
+            top = None
+            for k in range(len(parts)):
+                if k and tuple(root.parts[-k:]) != parts[:k]:
+                    continue
+                if root.joinpath(*parts[k:]).is_dir():
+                    top = root.parents[k - 1] if k else root
+                    break
+            if top is None:
+                continue
+            # marker "a/b/<package>/srt/models": the base is the folder above <package>
+            if package in parts:
+                base = top.joinpath(*parts[: parts.index(package)])
+            else:
+                # marker relative to the package's inside ("srt/models"): the root is
+                # a folder inside the package; climb to the folder above the package.
+                base = top
+                depth = 0
+                while base.name != package and base.parent != base and depth < 4:
+                    base, depth = base.parent, depth + 1
+                if base.name != package:
+                    continue
+                base = base.parent
+            return Layout(root, base, package, _version(base / package, root), proto.framework)
+    names = ", ".join(sorted({m for p in protocols for m in p.markers}))
+    raise UsageError(f"{path}: no supported framework found (looked for {names})")
+
+
+def _version(package_dir: Path, root: Path) -> str:
+    for candidate in (package_dir / "version.py", package_dir / "_version.py"):
+        text = read_regular_file(candidate, 64 * 1024)
+        if text is None:
+            continue
+        # `__version__ = "x"`, `__version__: str = "x"`, `__version__ = version = "x"`;
+        # a placeholder ("dev" in an except branch) is not the version.
+        match = re.search(r"^__version__\s*(?::\s*str\s*)?=\s*(?:\w+\s*=\s*)?['\"]([^'\"]+)['\"]", text, re.M)
+        if match and match.group(1) != "dev":
+            return match.group(1)
+    for pyproject in (root / "python" / "pyproject.toml", root / "pyproject.toml"):
+        text = read_regular_file(pyproject, 1024 * 1024)
+        match = re.search(r'^version\s*=\s*"([^"]+)"', text, re.M) if text is not None else None
+        if match:
+            return match.group(1)
+    return ""
+
+
+def list_sources(layout: Layout) -> tuple[list[SourceFile], list[tuple[str, str]]]:
+    """Every .py file under the scan root that lies inside the package.
+
+    Returns (files, problems): symlink loops, links leaving the root, folders
+    that cannot be listed and ``.py`` names that are not regular files (a FIFO
+    would block the reader forever) are problems, reported as input errors and
+    never followed or read. The walk is iterative (no recursion limit on deep
+    trees) and in sorted order, depth first, so results do not depend on the
+    order the file system lists entries in.
+    """
+    files: list[SourceFile] = []
+    problems: list[tuple[str, str]] = []
+    scan_root = layout.scan_root
+    package_dir = layout.base / layout.package
+    # Walk only the part of the package that lies under the scan root.
+    start = package_dir if _is_within(package_dir, scan_root) else scan_root
+    seen_dirs: set[str] = set()
+    stack = [str(start)]
+    while stack:
+        dirpath = stack.pop()
+        real = os.path.realpath(dirpath)
+        if real in seen_dirs:
+            continue
+        seen_dirs.add(real)
+        try:
+            with os.scandir(dirpath) as listing:
+                entries = sorted(listing, key=lambda e: e.name)
+        except OSError as exc:
+            problems.append((_rel(dirpath, scan_root), f"cannot list folder: {exc.strerror or exc}"))
+            continue
+        subdirs = []
+        for entry in entries:
+            full, name = entry.path, entry.name
+            is_link = entry.is_symlink()
+            try:
+                is_dir = entry.is_dir()  # follows links
+            except OSError:  # a link loop
+                is_dir = False
+            if is_dir:
+                if name == "__pycache__" or name.startswith("."):
+                    continue
+                if not is_link:
+                    subdirs.append(full)
+                    continue
+                target = os.path.realpath(full)
+                if target in seen_dirs or _is_within(Path(full).parent, Path(target)):
+                    problems.append((_rel(full, scan_root), "symbolic link loop; not followed"))
+                elif not _is_within(Path(target), scan_root):
+                    problems.append((_rel(full, scan_root), "symbolic link points outside the scanned root; not followed"))
+                continue
+            if not name.endswith(".py"):
+                continue
+            rel = _rel(full, scan_root)
+            if is_link:
+                target = os.path.realpath(full)
+                if not os.path.exists(target):
+                    problems.append((rel, "broken or looping symbolic link"))
+                    continue
+                if not _is_within(Path(target), scan_root):
+                    problems.append((rel, "symbolic link points outside the scanned root; not followed"))
+                    continue
+            try:
+                regular = stat.S_ISREG(os.stat(full).st_mode)
+            except OSError as exc:
+                problems.append((rel, f"cannot read: {exc.strerror or exc}"))
+                continue
+            if not regular:
+                problems.append((rel, "not a regular file (a pipe, socket or device); not read"))
+                continue
+            module_rel = os.path.relpath(full, layout.base)
+            parts = module_rel[:-3].split(os.sep)
+            is_package = parts[-1] == "__init__"
+            if is_package:
+                parts = parts[:-1]
+            if not all(p.isidentifier() for p in parts):
+                continue  # not importable as a module (e.g. a script with a dash)
+            files.append(SourceFile(".".join(parts), rel, full, is_package))
+        stack.extend(reversed(subdirs))
+    return files, problems
+
+
+def _rel(path: str, root: Path) -> str:
+    return os.path.relpath(path, root).replace(os.sep, "/")

@@ -1,0 +1,161 @@
+"""Outline of a module: where its definitions are, without their bodies.
+
+The outline gives imports, class headers (bases, class-level annotations and
+attributes), module-level ``NAME = names`` assignments (``EntryClass``) and the
+line span of every method and function. It uses the standard library's
+``ast`` only to locate definitions, because it is an order of magnitude
+faster than libcst with positions; every body that a later stage needs is
+summarised by libcst (``index.summarize_function``), one method at a time.
+A protocol scan thus parses the few methods on a chain, not whole modules.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from tracer.index.source import resolve_relative
+from tracer.model.errors import InputError
+from tracer.model.summary import ClassDef, Import, ModuleSummary
+
+
+def _dotted(node: ast.AST | None) -> str:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        head = _dotted(node.value)
+        return f"{head}.{node.attr}" if head else ""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "super":
+        return "super()"
+    return ""
+
+
+def _start(node: ast.AST) -> int:
+    decorators = getattr(node, "decorator_list", None) or []
+    return min([node.lineno] + [d.lineno for d in decorators])
+
+
+def _src(text_lines: list[str], node: ast.AST) -> str:
+    try:
+        segment = ast.get_source_segment("\n".join(text_lines), node) or ""
+    except Exception:  # pragma: no cover
+        segment = ""
+    return " ".join(segment.split())[:80]
+
+
+class _Outliner:
+    def __init__(self, module: str, is_package: bool):
+        self.module = module
+        self.is_package = is_package
+        self.imports: list[Import] = []
+        self.star_imports: list[str] = []
+        self.classes: list[ClassDef] = []
+        self.function_spans: list[tuple[str, int, int]] = []
+        self.assignments: list[tuple[str, tuple[str, ...], int]] = []
+
+    def run(self, tree: ast.Module) -> None:
+        self._body(tree.body)
+        # imports anywhere (inside functions too) bind names the code uses;
+        # imports are statements, so only statement lists are walked
+        for node in _statements(tree.body):
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    if alias.asname:
+                        self.imports.append(Import(alias.asname, alias.name, node.lineno))
+                    else:
+                        self.imports.append(Import(alias.name.split(".")[0], alias.name.split(".")[0], node.lineno))
+                        if "." in alias.name:
+                            self.imports.append(Import(alias.name, alias.name, node.lineno))
+            elif isinstance(node, ast.ImportFrom):
+                base = resolve_relative(self.module, self.is_package, node.level or 0, node.module or "")
+                for alias in node.names:
+                    if alias.name == "*":
+                        self.star_imports.append(base)
+                        continue
+                    local = alias.asname or alias.name
+                    self.imports.append(Import(local, f"{base}.{alias.name}" if base else alias.name, node.lineno))
+
+    def _body(self, body: list[ast.stmt]) -> None:
+        for node in body:
+            if isinstance(node, ast.ClassDef):
+                self._class(node, "")
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                self.function_spans.append((node.name, _start(node), node.end_lineno or node.lineno))
+            elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+                values = _values(node.value)
+                if values:
+                    self.assignments.append((node.targets[0].id, values, node.lineno))
+            elif isinstance(node, (ast.If, ast.Try)):
+                for block in ([node.body, node.orelse] if isinstance(node, ast.If)
+                              else [node.body, node.orelse, node.finalbody] + [h.body for h in node.handlers]):
+                    self._body(block)
+
+    def _class(self, node: ast.ClassDef, prefix: str) -> None:
+        qualname = f"{prefix}.{node.name}" if prefix else node.name
+        bases = tuple(_dotted(b) or ast.unparse(b)[:80] for b in node.bases)
+        annotations, class_attrs, spans = [], [], []
+        for stmt in node.body:
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                spans.append((stmt.name, _start(stmt), stmt.end_lineno or stmt.lineno))
+            elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
+                annotations.append((stmt.target.id, _dotted(stmt.annotation)))
+            elif isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+                if _dotted(stmt.value):
+                    class_attrs.append((stmt.targets[0].id, _dotted(stmt.value)))
+            elif isinstance(stmt, ast.ClassDef):
+                self._class(stmt, qualname)
+        self.classes.append(ClassDef(
+            name=node.name, qualname=qualname, line=node.lineno, col=node.col_offset, bases=bases,
+            annotations=tuple(annotations), class_attrs=tuple(class_attrs),
+            method_spans=tuple(spans),
+        ))
+
+
+_BLOCK_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
+
+
+def _statements(body: list) -> list[ast.AST]:
+    """Every statement in ``body`` and in the blocks nested in it (functions,
+    classes, if/for/while/with/try/match), without descending into expressions."""
+    found: list[ast.AST] = []
+    stack = list(reversed(body))
+    while stack:
+        node = stack.pop()
+        found.append(node)
+        for name in _BLOCK_FIELDS:
+            block = getattr(node, name, None)
+            if block:
+                stack.extend(reversed(block))
+    return found
+
+
+def _values(value: ast.expr) -> tuple[str, ...]:
+    if _dotted(value):
+        return (_dotted(value),)
+    if isinstance(value, (ast.List, ast.Tuple)):
+        names = tuple(_dotted(e) for e in value.elts)
+        if names and all(names):
+            return names
+    return ()
+
+
+def outline_summary(text: str, module: str, path: str, is_package: bool) -> ModuleSummary:
+    """The outline of one module's source; InputError when it is not Python."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError as exc:
+        raise InputError(f"syntax error: {exc.msg}", exc.lineno or 1) from None
+    except (RecursionError, MemoryError):
+        raise InputError("nesting too deep to parse", 1) from None
+    except ValueError as exc:
+        raise InputError(f"cannot parse: {exc}", 1) from None
+    outliner = _Outliner(module, is_package)
+    try:
+        outliner.run(tree)
+    except RecursionError:
+        raise InputError("nesting too deep to analyse", 1) from None
+    return ModuleSummary(
+        module=module, path=path, level="outline", imports=tuple(outliner.imports),
+        star_imports=tuple(outliner.star_imports),
+        classes=tuple(sorted(outliner.classes, key=lambda c: c.line)),
+        assignments=tuple(outliner.assignments), function_spans=tuple(outliner.function_spans),
+    )

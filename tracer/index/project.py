@@ -1,0 +1,248 @@
+"""The set of modules of one scanned tree, indexed lazily and in parallel.
+
+A protocol scan asks for a few modules in full and many in outline; anything
+else is indexed on demand (and upgraded from outline to full when a later
+stage needs method bodies). Input errors are recorded, never raised.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from tracer.index.cache import SummaryCache, entry_key
+from tracer.index.outline import outline_summary
+from tracer.index.source import decode_source
+from tracer.model.errors import InputError
+from tracer.model.results import InputProblem
+from tracer.model.summary import Function, ModuleSummary
+from tracer.model.tree import SourceFile
+
+# Larger files are reported, not parsed. The biggest SGLang file is ~280 KB; libcst
+# needs ~40 s and ~400 MiB for a full parse of 1 MiB (4 MiB: 140 s, 1.5 GiB), and
+# `graph --all` parses every file fully, on --jobs workers at once.
+MAX_FILE_BYTES = 1024 * 1024
+
+
+def _read(abspath: str) -> bytes:
+    # Non-blocking open and a regular-file check: a FIFO put in place of a
+    # module after discovery would otherwise block the scan forever.
+    fd = os.open(abspath, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    with os.fdopen(fd, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file")
+        return fh.read(MAX_FILE_BYTES + 1)
+
+
+def index_file(source: SourceFile, level: str, data: bytes | None = None) -> ModuleSummary:
+    """Summary of one file, or a summary carrying the input error."""
+    try:
+        if data is None:
+            data = _read(source.abspath)
+        if len(data) > MAX_FILE_BYTES:
+            raise InputError(f"file larger than {MAX_FILE_BYTES // (1024 * 1024)} MB; not parsed", 1)
+        text = decode_source(data)
+        if level == "outline":
+            return outline_summary(text, source.module, source.path, source.is_package)
+        from tracer.index.summarize import summarize  # libcst is imported only when a body is parsed
+
+        return summarize(text, source.module, source.path, source.is_package)
+    except InputError as exc:
+        return ModuleSummary(source.module, source.path, level, error=exc.reason, error_line=exc.line or 1)
+    except OSError as exc:
+        return ModuleSummary(source.module, source.path, level, error=f"cannot read: {exc.strerror}", error_line=1)
+    except RecursionError:
+        return ModuleSummary(source.module, source.path, level, error="nesting too deep to analyse", error_line=1)
+
+
+def _index_job(args: tuple[SourceFile, str, bytes]) -> ModuleSummary:
+    source, level, data = args
+    return index_file(source, level, data)
+
+
+def _index_isolated(source: SourceFile, level: str, data: bytes) -> ModuleSummary:
+    """After a worker died (a native crash, the kernel's OOM killer), each file in
+    its own process: the one that kills its process becomes an input error."""
+    try:
+        with ProcessPoolExecutor(max_workers=1) as pool:
+            return pool.submit(_index_job, (source, level, data)).result()
+    except BrokenProcessPool:
+        return ModuleSummary(source.module, source.path, level, error_line=1,
+                             error="the parser process died on this file (native crash or out of memory)")
+
+
+class Project:
+    def __init__(self, files: list[SourceFile], cache: SummaryCache, jobs: int = 0):
+        self.files = files
+        self.by_module: dict[str, SourceFile] = {}
+        self.duplicates: list[InputProblem] = []
+        for f in files:
+            if f.module in self.by_module:
+                self.duplicates.append(InputProblem(
+                    f.path, 1, f"duplicate module name {f.module} (also {self.by_module[f.module].path}); ignored"))
+                continue
+            self.by_module[f.module] = f
+        self.cache = cache
+        self.jobs = jobs or min(os.cpu_count() or 1, 8)
+        self.summaries: dict[str, ModuleSummary] = {}
+        self._data: dict[str, bytes | None] = {}
+        self.parsed_full = 0
+        self.parsed_outline = 0
+        self.parsed_functions = 0
+        self._text: dict[str, str | None] = {}
+        self._lines: dict[str, list[str]] = {}
+        self._mentions: dict[tuple[str, str], bool] = {}
+        self._functions: dict[tuple[str, str], Function | None] = {}
+
+    # -- raw text ----------------------------------------------------------------
+    def data(self, module: str) -> bytes | None:
+        if module not in self._data:
+            source = self.by_module.get(module)
+            try:
+                self._data[module] = _read(source.abspath) if source else None
+            except OSError:
+                self._data[module] = None
+        return self._data[module]
+
+    def mentions(self, module: str, word: str) -> bool:
+        """Cheap text test: can this module define or use ``word`` at all?"""
+        key = (module, word)
+        found = self._mentions.get(key)
+        if found is None:
+            data = self.data(module)
+            found = self._mentions[key] = data is None or word.encode() in data  # unreadable: do not rule out
+        return found
+
+    # -- summaries -----------------------------------------------------------------
+    def load(self, requests: dict[str, str]) -> None:
+        """Index modules {module: level} that are not yet indexed deeply enough."""
+        todo = []
+        for module, level in sorted(requests.items()):
+            have = self.summaries.get(module)
+            if have is not None and (have.level == "full" or level == "outline"):
+                continue
+            source = self.by_module.get(module)
+            if source is None:
+                continue
+            data = self.data(module)
+            if data is None:
+                self.summaries[module] = index_file(source, level)
+                continue
+            key = entry_key(data, source.module, source.path, level)
+            cached = self.cache.get(key)
+            if cached is not None:
+                self.summaries[module] = cached
+                continue
+            todo.append((source, level, data, key))
+        if not todo:
+            return
+        if len(todo) > 8 and self.jobs > 1:
+            # Biggest first so the pool's tail is short.
+            todo.sort(key=lambda t: -len(t[2]))
+            try:
+                with ProcessPoolExecutor(max_workers=self.jobs) as pool:
+                    results = list(pool.map(_index_job, [(s, lv, d) for s, lv, d, _ in todo], chunksize=1))
+            except BrokenProcessPool:
+                results = [_index_isolated(s, lv, d) for s, lv, d, _ in todo]
+        else:
+            results = [index_file(s, lv, d) for s, lv, d, _ in todo]
+        for (source, level, _, key), summary in zip(todo, results):
+            self.summaries[source.module] = summary
+            if summary.level == "full":
+                self.parsed_full += 1
+            else:
+                self.parsed_outline += 1
+            if not summary.error:
+                self.cache.put(key, summary)
+
+    def module(self, name: str, level: str = "outline") -> ModuleSummary | None:
+        if name not in self.by_module:
+            return None
+        self.load({name: level})
+        return self.summaries.get(name)
+
+    def full(self, name: str) -> ModuleSummary | None:
+        return self.module(name, "full")
+
+    # -- one function at a time ---------------------------------------------------------
+    def text(self, module: str) -> str | None:
+        if module not in self._text:
+            data = self.data(module)
+            try:
+                self._text[module] = decode_source(data) if data is not None else None
+            except InputError:
+                self._text[module] = None
+        return self._text[module]
+
+    def span(self, module: str, qualname: str) -> tuple[int, int] | None:
+        summary = self.module(module)
+        if summary is None or summary.error:
+            return None
+        owner, _, name = qualname.rpartition(".")
+        if owner:
+            cls = summary.cls(owner)
+            spans = cls.method_spans if cls else ()
+            if cls is not None and not spans:  # a full (libcst) summary: spans from its functions
+                spans = tuple((m.name, m.line, m.end_line) for m in cls.methods)
+        else:
+            spans = summary.function_spans or tuple((f.name, f.line, f.end_line) for f in summary.functions)
+        found = None
+        for span_name, start, end in spans:
+            if span_name == name:
+                found = (start, end)  # the last definition wins, as at run time
+        return found
+
+    def function_text(self, module: str, qualname: str) -> str | None:
+        """Source of one method (``Class.method``) or function, by the outline's span."""
+        span = self.span(module, qualname)
+        if span is None:
+            return None
+        if module not in self._lines:
+            text = self.text(module)
+            self._lines[module] = text.split("\n") if text is not None else []
+        lines = self._lines[module]
+        return "\n".join(lines[span[0] - 1:span[1]]) if lines else None
+
+    def function(self, module: str, qualname: str) -> Function | None:
+        """libcst summary of one method or function, parsed and cached on its own."""
+        key = (module, qualname)
+        if key in self._functions:
+            return self._functions[key]
+        summary = self.module(module)
+        result: Function | None = None
+        if summary is not None and summary.level == "full":
+            owner, _, name = qualname.rpartition(".")
+            if owner:
+                cls = summary.cls(owner)
+                result = cls.method(name) if cls else None
+            else:
+                result = summary.function(name)
+        else:
+            span = self.span(module, qualname)
+            snippet = self.function_text(module, qualname)
+            if span is not None and snippet is not None:
+                source = self.by_module[module]
+                cache_key = entry_key(snippet.encode(), module, f"{source.path}:{span[0]}:{qualname}", "function")
+                result = self.cache.get(cache_key, Function)
+                if result is None:
+                    owner = qualname.rpartition(".")[0]
+                    from tracer.index.summarize import summarize_function
+
+                    try:
+                        result = summarize_function(self.text(module), span[0], span[1], module, owner,
+                                                    source.is_package)
+                        self.parsed_functions += 1
+                        self.cache.put(cache_key, result)
+                    except InputError:
+                        result = None
+        self._functions[key] = result
+        return result
+
+    def input_problems(self) -> list[InputProblem]:
+        problems = list(self.duplicates)
+        for summary in self.summaries.values():
+            if summary.error:
+                problems.append(InputProblem(summary.path, summary.error_line, summary.error))
+        return sorted(problems, key=lambda p: (p.path, p.line))

@@ -1,0 +1,77 @@
+"""git, run so that nothing of the checkout under review runs: no hooks, no fsmonitor,
+no external diff, no pager, no filters."""
+
+from __future__ import annotations
+
+import subprocess
+import tarfile
+import tempfile
+from pathlib import Path
+
+from tracer.model.errors import UsageError
+
+
+# A checkout's own .git/config can name commands git runs on its own (an
+# fsmonitor hook, an external diff, a pager): never from tracer. (Clean filters
+# named in .gitattributes cannot be switched off this way; git refuses
+# repositories owned by another user, see safe.directory.)
+_SAFE_GIT = ("-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null", "-c", "diff.external=",
+             "-c", "core.pager=cat", "-c", "core.sshCommand=false", "--no-pager")
+
+
+def git(root: Path, *args: str, binary: bool = False):
+    result = subprocess.run(["git", *_SAFE_GIT, *args], cwd=root, capture_output=True)
+    if result.returncode != 0:
+        raise UsageError(f"git {' '.join(args)}: {result.stderr.decode(errors='replace').strip()}")
+    return result.stdout if binary else result.stdout.decode("utf-8", errors="replace")
+
+
+def repo_root(start: str | Path = ".") -> Path:
+    try:
+        top = subprocess.run(["git", *_SAFE_GIT, "rev-parse", "--show-toplevel"], cwd=start, capture_output=True, text=True)
+    except FileNotFoundError:
+        raise UsageError("tracer lint needs git on PATH") from None
+    if top.returncode != 0:
+        raise UsageError(f"{Path(start).resolve()}: not inside a git checkout (tracer lint compares against a git revision)")
+    return Path(top.stdout.strip()).resolve()
+
+
+def changed_files(root: Path, base_ref: str | None) -> tuple[str, list[str]]:
+    """(base commit, touched paths relative to the repository root)."""
+    if base_ref:
+        try:
+            base = git(root, "merge-base", base_ref, "HEAD").strip()
+        except UsageError as exc:
+            raise UsageError(f"{exc} (is {base_ref!r} fetched? a shallow CI clone needs the base history, "
+                             "e.g. actions/checkout with fetch-depth: 0)") from None
+        names = _names(git(root, "diff", "--name-only", "--no-renames", "-z", f"{base_ref}...HEAD"))
+    else:
+        try:
+            base = git(root, "rev-parse", "--verify", "HEAD").strip()
+        except UsageError:
+            raise UsageError("the repository has no commit yet: nothing to compare against") from None
+        names = set()
+    names |= _names(git(root, "diff", "--name-only", "--no-renames", "-z", "HEAD"))
+    names |= _names(git(root, "ls-files", "--others", "--exclude-standard", "-z"))
+    return base, sorted(names)
+
+
+def _names(output: str) -> set[str]:
+    return {n for n in output.split("\0") if n}
+
+
+def _export(root: Path, commit: str, prefix: str, target: Path) -> bool:
+    """The package folder (and pyproject files, for the version) at ``commit`` into ``target``."""
+    paths = [prefix] + [p for p in ("pyproject.toml", "python/pyproject.toml")
+                        if git(root, "ls-tree", "--name-only", commit, "--", p).strip()]
+    if not git(root, "ls-tree", "--name-only", commit, "--", prefix).strip():
+        return False
+    data = git(root, "archive", "--format=tar", commit, "--", *paths, binary=True)
+    with tempfile.TemporaryFile() as fh:
+        fh.write(data)
+        fh.seek(0)
+        with tarfile.open(fileobj=fh) as tar:
+            members = [m for m in tar.getmembers() if (m.isfile() or m.isdir())
+                       and not m.name.startswith("/") and ".." not in Path(m.name).parts]
+            tar.extractall(target, members)
+    return True

@@ -1,0 +1,261 @@
+"""Pre-merge lint: `tracer lint` and `tracer baseline` inside a git checkout of the framework.
+
+Only what a change touches is re-traced, and only what it changes is reported:
+
+1. touched files: `git diff --name-only` (working tree against HEAD, or with
+   --base REF the branch `REF...HEAD` plus the working tree), untracked files too;
+2. the base revision (HEAD, or the merge base with REF) is exported with
+   `git archive` and scanned once; that record (scan JSON, code fingerprints of
+   its findings, and for every entry class the files its chain, MRO and entry
+   registration pass through) is cached by commit;
+3. the reverse map file -> entry classes picks the chains a touched file can
+   change (a base class, an inner model, a delegate); those are re-traced on the
+   working tree, lazily, from the summary cache; a touched file outside the
+   model folders re-runs the runner analysis;
+4. findings are compared by (slug, protocol, entry, fingerprint), where the
+   fingerprint hashes the enclosing def and the stripped source line, so a line
+   moved by an unrelated edit is the same finding; what is left is filtered by
+   `[tool.tracer]` excludes, inline `# tracer: ignore[...]` and the baseline.
+
+A lint whose inputs (base commit, touched files' contents, options, baseline)
+did not change since the last run is answered from a result cache.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from tracer import __version__
+from tracer.config.settings import LintConfig, is_excluded
+from tracer.index.source import read_regular_bytes
+from tracer.lint.baseline import _baseline_keys, _baseline_path
+from tracer.lint.fingerprint import add_fingerprints, keys
+from tracer.lint.git import changed_files, repo_root
+from tracer.lint.records import RECORD_VERSION, Options, base_record, lint_cache_dir, package_prefix
+from tracer.lint.records import NeedFullScan
+from tracer.lint.retrace import full_head, retrace
+from tracer.lint.suppress import apply_to_json
+from tracer.model.errors import UsageError
+from tracer.model.kinds import at_least
+
+_MAX_READ = 4 * 1024 * 1024  # scanned files over 1 MiB are never parsed (project.MAX_FILE_BYTES)
+
+
+def lint(start: str | Path = ".", base_ref: str | None = None, config: LintConfig | None = None,
+         options: Options | None = None, full: bool = False, use_baseline: bool = True, progress=None) -> dict:
+    started = time.perf_counter()
+    root = repo_root(start)
+    config = config or LintConfig()
+    options = options or Options(config.protocols, config.rules, None, True, 0)
+    commit, touched = changed_files(root, base_ref)
+    prefix = package_prefix(root, options)
+    relevant = [p for p in touched if p == prefix or p.startswith(prefix + "/")]
+    baseline_path = _baseline_path(root, config)
+    baseline_bytes = baseline_path.read_bytes() if baseline_path and baseline_path.is_file() else b""
+    result_key = _result_key(commit, relevant, root, options, config, baseline_bytes, full, use_baseline)
+    cached = _cached_result(options, result_key)
+    if cached is not None:
+        cached["stats"]["seconds"] = round(time.perf_counter() - started, 3)
+        cached["stats"]["result_cache"] = True
+        return cached
+
+    mode = "full" if full else "re-trace"
+    if not relevant:
+        result = _result(root, base_ref, commit, touched, relevant, [], [], [], [], [], {}, [], config)
+        mode = "no change"
+    else:
+        record = base_record(root, commit, prefix, options, progress)
+        try:
+            head = full_head(root, record, relevant, options) if full else retrace(root, record, relevant, options)
+        except NeedFullScan as exc:
+            mode = f"full ({exc})"
+            head = full_head(root, record, relevant, options)
+        except (UsageError, KeyboardInterrupt):
+            raise
+        except Exception as exc:  # noqa: BLE001 - the exact path still answers; say why it was taken
+            if os.environ.get("TRACER_DEBUG"):
+                raise
+            mode = f"full (re-trace failed: {type(exc).__name__}: {exc})"
+            head = full_head(root, record, relevant, options)
+        result = compare(root, record, head, relevant, config, baseline_bytes if use_baseline else b"")
+        result = _result(root, base_ref, commit, touched, relevant, **result, config=config)
+    result["stats"] = {"seconds": round(time.perf_counter() - started, 3), "result_cache": False, "mode": mode,
+                       "touched": len(touched), "touched_in_package": len(relevant),
+                       "entries_traced": sum(len(v) for v in result["affected"].values())}
+    _store_result(options, result_key, result)
+    return result
+
+
+def compare(root: Path, record: dict, head: dict, touched: list[str], config: LintConfig, baseline_bytes: bytes) -> dict:
+    head_findings = [f for f in head["findings"] if not is_excluded(f["file"], config.exclude)]
+    probe = {"root": str(root), "findings": head_findings, "models": head["models"], "framework": {}}
+    apply_to_json(probe, root, files=[p for p in touched if (root / p).is_file()])
+    kept, suppressed = probe["findings"], probe["suppressed"]
+    add_fingerprints(kept + suppressed, root)
+
+    everything = head.get("everything", False)
+    affected = {(p, e) for p, entries in head["affected"].items() for e in entries}
+    touched_set = set(touched)
+
+    def in_scope(finding: dict, key) -> bool:
+        if everything:
+            return True
+        slug, proto, entry, _ = key
+        if entry:
+            return (proto, entry) in affected
+        if slug in ("input-error", "unused-suppression"):
+            return finding["file"] in touched_set
+        return head["runner"]
+
+    base_all = record["scan"]["findings"] + record["scan"].get("suppressed", [])
+    base_any = Counter(k for f in base_all for k in keys(f) if in_scope(f, k))
+    head_keys = Counter(k for f in kept + suppressed for k in keys(f) if in_scope(f, k))
+    baseline = _baseline_keys(baseline_bytes)
+
+    new, baselined, unchanged = [], [], 0
+    remaining = base_any.copy()
+    for finding in kept:
+        fresh = []
+        for key in keys(finding):
+            if not in_scope(finding, key):
+                continue
+            if remaining[key] > 0:
+                remaining[key] -= 1
+                unchanged += 1
+                continue
+            fresh.append(key)
+        if not fresh:
+            continue
+        entries = [k[2] for k in fresh if k[2]]
+        in_baseline = [k for k in fresh if baseline[k] > 0]
+        for k in in_baseline:
+            baseline[k] -= 1
+        shown = dict(finding, entries=entries, entry=entries[0] if entries else finding.get("entry"))
+        (baselined if len(in_baseline) == len(fresh) else new).append(shown)
+
+    fixed = []
+    left = head_keys.copy()
+    for finding in record["scan"]["findings"]:
+        gone = []
+        for key in keys(finding):
+            if not in_scope(finding, key) or is_excluded(finding["file"], config.exclude):
+                continue
+            if left[key] > 0:
+                left[key] -= 1
+                continue
+            gone.append(key[2])
+        if gone:
+            fixed.append(dict(finding, entries=[e for e in gone if e], entry=(gone[0] or None)))
+    models = head["models"]
+    return {"new": new, "fixed": fixed, "suppressed": suppressed, "baselined": baselined,
+            "unchanged": unchanged, "affected": head["affected"], "models": models,
+            "call_sites": head["call_sites"] if head["runner"] else []}
+
+
+def _result(root, base_ref, commit, touched, relevant, new, fixed, suppressed, baselined, models=(), affected=None,
+            call_sites=(), config=None, unchanged=0) -> dict:
+    config = config or LintConfig()
+    return {
+        "tool": {"name": "tracer", "version": __version__, "command": "lint"},
+        "root": str(root), "base": {"ref": base_ref or "HEAD", "commit": commit},
+        "touched": list(touched), "touched_in_package": list(relevant),
+        "affected": affected or {}, "fail_on": config.fail_on,
+        "findings": sorted(new, key=_order), "fixed": sorted(fixed, key=_order),
+        "suppressed": list(suppressed), "baselined": list(baselined), "unchanged": unchanged,
+        "models": list(models), "call_sites": list(call_sites), "protocols": sorted(affected or {}),
+    }
+
+
+def _order(f: dict):
+    return (f["file"], f["line"], f["col"], f["slug"])
+
+
+def _result_key(commit, relevant, root, options, config, baseline_bytes, full, use_baseline) -> str:
+    digest = hashlib.sha256()
+    for part in (__version__, RECORD_VERSION, commit, options.digest(), repr(sorted(config.exclude)),
+                 str(full), str(use_baseline), config.fail_on):
+        digest.update(part.encode() + b"\0")
+    digest.update(hashlib.sha256(baseline_bytes).digest())
+    for path in relevant:
+        digest.update(path.encode() + b"\0")
+        data = read_regular_bytes(root / path, _MAX_READ, root)  # never /dev/zero through a link (OOM)
+        digest.update(hashlib.sha256(data).digest() if data is not None else b"<absent>")
+    return digest.hexdigest()
+
+
+def _cached_result(options: Options, key: str) -> dict | None:
+    directory = lint_cache_dir(options)
+    if directory is None:
+        return None
+    try:
+        return json.loads((directory / f"result-{key}.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def _store_result(options: Options, key: str, result: dict) -> None:
+    directory = lint_cache_dir(options)
+    if directory is None:
+        return
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        fd, name = tempfile.mkstemp(dir=directory, prefix=".tmp-")
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(result, fh, separators=(",", ":"))
+        os.replace(name, directory / f"result-{key}.json")
+    except OSError:
+        pass
+
+
+def format_lint_text(result: dict) -> str:
+    lines = []
+    show_info = result.get("fail_on") == "info"
+    hidden = 0
+    for f in result["findings"]:
+        if f["severity"] == "info" and not show_info and f["slug"] != "unused-suppression":
+            hidden += 1
+            continue
+        lines.append(f"{f['file']}:{f['line']}:{f['col'] + 1}: {f['slug']} [{f['severity']}] {f['message']}")
+        if len(f.get("entries") or []) > 1:
+            lines.append(f"    affects {len(f['entries'])} entry classes: "
+                         + ", ".join(e.rsplit('.', 1)[-1] for e in f["entries"][:6])
+                         + (" ..." if len(f["entries"]) > 6 else ""))
+        lines.append(f"    hint: {f['hint']}")
+    if result["fixed"]:
+        lines.append("fixed: " + "; ".join(
+            f"{f['slug']} {f['file']}:{f['line']}"
+            + (f" ({', '.join(e.rsplit('.', 1)[-1] for e in f['entries'][:3])}{' ...' if len(f['entries']) > 3 else ''})"
+               if f.get("entries") else "")
+            for f in result["fixed"]))
+    lines.append(summary_line(result))
+    if hidden:
+        lines.append(f"({hidden} new info findings, e.g. missing-setter, not listed: --fail-on info or --format json shows them)")
+    return "\n".join(lines) + "\n"
+
+
+def summary_line(result: dict) -> str:
+    by_sev = Counter(f["severity"] for f in result["findings"])
+    new = ", ".join(f"{by_sev[s]} {s}" for s in ("error", "warning", "info") if by_sev[s]) or "none"
+    stats = result.get("stats", {})
+    traced = sum(len(v) for v in result.get("affected", {}).values())
+    extra = []
+    if result.get("suppressed"):
+        extra.append(f"{len(result['suppressed'])} suppressed inline")
+    if result.get("baselined"):
+        extra.append(f"{len(result['baselined'])} in the baseline")
+    return (f"tracer lint: new findings: {new}; fixed: {len(result['fixed'])}; "
+            f"unchanged: {result.get('unchanged', 0)}{'; ' + ', '.join(extra) if extra else ''}. "
+            f"{len(result.get('touched_in_package', []))} touched files in the package, {traced} chains re-traced, "
+            f"against {result['base']['ref']} ({result['base']['commit'][:10]}), in {stats.get('seconds', 0)} s"
+            f"{' (cached result)' if stats.get('result_cache') else ''}.")
+
+
+def exit_code(result: dict, fail_on: str) -> int:
+    return 1 if any(at_least(f["severity"], fail_on) for f in result["findings"]) else 0

@@ -1,0 +1,1 @@
+"""Plain data passed between the stages (frozen dataclasses; imports nothing else of tracer)."""

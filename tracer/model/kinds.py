@@ -1,0 +1,27 @@
+"""The closed vocabularies of tracer's results: verdicts, severities, hop kinds."""
+
+from __future__ import annotations
+
+from typing import Literal, get_args
+
+Verdict = Literal["ok", "broken", "unknown", "missing"]
+Severity = Literal["error", "warning", "info"]
+# setter: the entry's setter; delegate: a hop the ids travel through; write: the
+# state attribute is stored; read: a forward that runs reads it; unresolved: the
+# hop where tracing stopped (or, with a finding, where the chain breaks).
+HopKind = Literal["setter", "delegate", "write", "read", "unresolved"]
+FailOn = Literal["error", "warning", "info", "never"]
+
+VERDICTS: tuple[Verdict, ...] = get_args(Verdict)
+SEVERITIES: tuple[Severity, ...] = get_args(Severity)
+HOP_KINDS: tuple[HopKind, ...] = get_args(HopKind)
+FAIL_ON: tuple[FailOn, ...] = get_args(FailOn)
+
+SEVERITY_ORDER: dict[str, int] = {"info": 0, "warning": 1, "error": 2}
+
+
+def at_least(severity: str, threshold: str) -> bool:
+    """Whether a finding of ``severity`` reaches ``--fail-on threshold`` ("never": no)."""
+    if threshold == "never":
+        return False
+    return SEVERITY_ORDER[severity] >= SEVERITY_ORDER[threshold]

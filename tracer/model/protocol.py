@@ -1,0 +1,108 @@
+"""A capture protocol as data: what a pack in rules/*.toml says (tracer.config.packs reads it).
+
+A pack names where a protocol starts (the setter the runner calls, how entry
+classes are found, the runner's start-up) and gives hints (the usual state
+attribute, the usual output flag, where draft configs keep the ids). No stage
+holds a framework's name: everything framework-specific is here.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import functools
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Protocol:
+    name: str
+    framework: str
+    setter: str
+    state_attribute: str
+    package: str
+    source: str  # file the pack came from
+    description: str = ""
+    output_flag: str = ""
+    ids_parameter: str = "layer_ids"
+    # Default offset convention: explicit ids are shifted by this much before being stored
+    # (input of layer i == output of layer i-1). A model's own loop and setter decide first.
+    id_shift: int = 0
+    markers: tuple[str, ...] = ()
+    state_markers: tuple[str, ...] = ()  # per-layer attributes a forward may read instead of the list
+    delegate_methods: tuple[str, ...] = ()  # hint: methods that carry the setter's job further down
+    # entry classes
+    entry_kind: str = "module-variable"  # or "registry-dict"
+    entry_variable: str = "EntryClass"
+    entry_modules: tuple[str, ...] = ()
+    draft_patterns: tuple[str, ...] = ()  # entry classes that are draft heads (fnmatch on class or module name)
+    registry_module: str = ""
+    registry_variables: tuple[str, ...] = ()
+    registry_package: str = ""  # package the registry's module names are relative to
+    registry_factories: tuple[str, ...] = ()  # functions that build a registry class by architecture name
+    registry_factory_keyword: str = "architectures"
+    registry_factory_class_keywords: tuple[str, ...] = ()  # `model_class=Cls` passes the class itself
+    # runner
+    runner_modules: tuple[str, ...] = ()
+    runner_roots: tuple[str, ...] = ()
+    graph_capture_calls: tuple[str, ...] = ()
+    graph_capture_classes: tuple[str, ...] = ()
+    default_methods: tuple[str, ...] = ()  # methods giving a model's default layers
+    # fallback
+    fallback_description: str = ""
+    logging_calls: tuple[str, ...] = ()  # callee names (or their first part) that count as logging
+    # configs (effective layers)
+    draft_ids_keys: tuple[str, ...] = ()  # where draft checkpoints keep the ids, in order of preference
+    runner_ids_keys: tuple[str, ...] = ()  # the keys the runner really reads the ids from
+    draft_count_keys: tuple[str, ...] = ()
+    draft_architectures: tuple[str, ...] = ()  # fnmatch patterns of the draft models this protocol feeds
+    target_text_config_keys: tuple[str, ...] = ()
+    default_aux_count: int = 0  # aux states the runner sizes the draft for when it names no ids (0: unknown)
+    # effective layers: how the model code reaches pipeline state, and what the capture loop may assume
+    pp_indices_function: str = ""  # dotted name of the function giving a stage's layer range
+    pp_group_expressions: tuple[str, ...] = ()
+    assume_false: tuple[str, ...] = ()  # expressions taken as False when evaluating the capture loop
+
+    def is_entry_module(self, module: str) -> bool:
+        return any(fnmatch.fnmatchcase(module, pat) for pat in self.entry_modules)
+
+    def is_draft(self, module: str, class_name: str) -> bool:
+        last = module.rsplit(".", 1)[-1]
+        return any(fnmatch.fnmatchcase(class_name, p) or fnmatch.fnmatchcase(last, p) for p in self.draft_patterns)
+
+    def is_runner_module(self, module: str) -> bool:
+        return any(fnmatch.fnmatchcase(module, pat) for pat in self.runner_modules)
+
+    def feeds_draft(self, architectures: tuple[str, ...]) -> bool:
+        return any(fnmatch.fnmatchcase(a, p) for a in architectures for p in self.draft_architectures)
+
+    def is_logging_call(self, callee: str) -> bool:
+        """``logger.warning`` and ``logging.info`` count when "logger"/"logging" is listed."""
+        head = callee.split(".")[0]
+        last = callee.rpartition(".")[2]
+        return any(name in (callee, head, last) for name in self.logging_calls)
+
+    @functools.cached_property
+    def scope(self) -> str:
+        """The package all entry and runner modules share ("sglang.srt"); a scan
+        reads only modules inside it. "" means everything."""
+        prefixes = [p.split("*")[0].rstrip(".").split(".") for p in self.entry_modules + self.runner_modules]
+        if self.registry_module:
+            prefixes.append(self.registry_module.split("."))
+        if not prefixes:
+            return ""
+        common = []
+        for parts in zip(*prefixes):
+            if len(set(parts)) != 1 or not parts[0]:
+                break
+            common.append(parts[0])
+        return ".".join(common)
+
+    def in_scope(self, module: str) -> bool:
+        scope = self.scope
+        return not scope or module == scope or module.startswith(scope + ".")
+
+    @property
+    def tokens(self) -> tuple[str, ...]:
+        """Names whose presence in a file means the file must be indexed."""
+        names = (self.setter, self.state_attribute, self.output_flag, *self.delegate_methods, *self.default_methods)
+        return tuple(t for t in names if t)

@@ -1,0 +1,171 @@
+"""Plain data produced by the index stage and consumed by every later stage.
+
+Everything here is a frozen dataclass of strings, ints, bools and tuples, so a
+summary can be cached on disk as JSON and compared byte for byte.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field  # noqa: F401
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str
+    default: str = ""  # dotted name of the default when it is a name, else ""
+    annotation: str = ""  # dotted name of the annotation when it is a name
+
+
+@dataclass(frozen=True)
+class Call:
+    """A call made inside a function body, in source order."""
+
+    func: str  # dotted callee: "self.model.set_x", "super().__init__", "foo"; "" if not a name
+    line: int
+    col: int
+    n_args: int  # positional + keyword arguments passed (not counting *args expansions)
+    args: tuple[str, ...] = ()  # dotted name (or short source) of each positional argument
+    kwargs: tuple[tuple[str, str], ...] = ()  # (keyword, dotted name or short source)
+    star_args: bool = False  # *args or **kwargs were passed: argument count is unknown
+    guard: str = ""  # "hasattr(<receiver>, <name>)" when guarded by such an if, else ""
+    guard_else_writes: tuple[str, ...] = ()  # self.* targets written in the else branch of that guard
+
+
+@dataclass(frozen=True)
+class Write:
+    """An assignment to an attribute chain rooted at self (``self.a.b = value``)."""
+
+    target: str  # "self.model.layers_to_capture"
+    line: int
+    col: int
+    value_calls: tuple[str, ...] = ()  # dotted callee of the value, one per if/else alternative
+    value_src: str = ""  # short source of the value
+    literal_true: bool = False  # value is the constant True
+
+
+@dataclass(frozen=True)
+class Read:
+    target: str  # "self.layers_to_capture"
+    line: int
+    col: int
+
+
+@dataclass(frozen=True)
+class Fallback:
+    """An assignment in a branch taken when a parameter is None/empty."""
+
+    param: str
+    line: int
+    col: int
+    target: str  # what is assigned ("self.model.layers_to_capture" or a local name)
+    value_src: str
+    branch_calls: tuple[str, ...] = ()  # dotted callees called in the same branch (logging?)
+
+
+@dataclass(frozen=True)
+class Function:
+    name: str
+    qualname: str  # within the module: "Class.method" or "func"
+    line: int
+    col: int
+    end_line: int
+    params: tuple[Param, ...] = ()
+    calls: tuple[Call, ...] = ()
+    writes: tuple[Write, ...] = ()
+    reads: tuple[Read, ...] = ()
+    fallbacks: tuple[Fallback, ...] = ()
+    local_types: tuple[tuple[str, str], ...] = ()  # (local name, dotted callee) from `x = Foo(...)`
+    returns: tuple[str, ...] = ()  # dotted callees of returned calls ("=name" for a returned name)
+    # (param, first, last line of the branch taken when param is None, first, last line of the other branch)
+    none_branches: tuple[tuple[str, int, int, int, int], ...] = ()
+
+
+@dataclass(frozen=True)
+class ClassDef:
+    name: str
+    qualname: str
+    line: int
+    col: int
+    bases: tuple[str, ...] = ()  # dotted source of each base
+    methods: tuple[Function, ...] = ()
+    annotations: tuple[tuple[str, str], ...] = ()  # class-level `attr: Type`
+    class_attrs: tuple[tuple[str, str], ...] = ()  # class-level `attr = Name`
+    method_spans: tuple[tuple[str, int, int], ...] = ()  # (name, first line, last line) of each method
+
+    def method(self, name: str) -> Function | None:
+        for method in self.methods:
+            if method.name == name:
+                return method
+        return None
+
+
+@dataclass(frozen=True)
+class Import:
+    local: str  # name bound in the module
+    target: str  # absolute dotted target: "pkg.mod" or "pkg.mod.Name"
+    line: int = 0
+
+
+@dataclass(frozen=True)
+class ModuleSummary:
+    module: str  # dotted module name relative to the package root
+    path: str  # relative to the scanned root
+    level: str  # "full" or "outline"
+    imports: tuple[Import, ...] = ()
+    star_imports: tuple[str, ...] = ()
+    classes: tuple[ClassDef, ...] = ()
+    functions: tuple[Function, ...] = ()
+    module_calls: tuple[Call, ...] = ()  # calls in the module's top-level code
+    assignments: tuple[tuple[str, tuple[str, ...], int], ...] = ()  # (name, dotted values, line)
+    error: str = ""  # input error: why the module could not be read or parsed
+    error_line: int = 0
+    function_spans: tuple[tuple[str, int, int], ...] = ()  # (name, first line, last line) of top-level functions
+
+    def cls(self, name: str) -> ClassDef | None:
+        for c in self.classes:
+            if c.name == name:
+                return c
+        return None
+
+    def function(self, name: str) -> Function | None:
+        for f in self.functions:
+            if f.name == name:
+                return f
+        return None
+
+
+_TYPES: dict[str, type] = {
+    cls.__name__: cls
+    for cls in (Param, Call, Write, Read, Fallback, Function, ClassDef, Import, ModuleSummary)
+}
+
+
+def to_plain(obj: Any) -> Any:
+    """Dataclass tree -> JSON-able data, tagged with type names."""
+    if dataclasses.is_dataclass(obj):
+        data = {"__t": type(obj).__name__}
+        for f in dataclasses.fields(obj):
+            data[f.name] = to_plain(getattr(obj, f.name))
+        return data
+    if isinstance(obj, (tuple, list)):
+        return [to_plain(x) for x in obj]
+    return obj
+
+
+def from_plain(data: Any) -> Any:
+    """Inverse of :func:`to_plain`; lists become tuples (dataclasses are frozen)."""
+    if isinstance(data, dict) and "__t" in data:
+        cls = _TYPES[data["__t"]]
+        kwargs = {k: from_plain(v) for k, v in data.items() if k != "__t"}
+        return cls(**kwargs)
+    if isinstance(data, list):
+        return tuple(from_plain(x) for x in data)
+    return data
+
+
+__all__ = [
+    "Param", "Call", "Write", "Read", "Fallback", "Function",
+    "ClassDef", "Import", "ModuleSummary", "to_plain", "from_plain", "field",
+]

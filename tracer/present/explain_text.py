@@ -1,0 +1,81 @@
+"""`tracer explain` in words a person reads."""
+
+from __future__ import annotations
+
+from typing import Any
+
+def _outputs(indices: list[int] | None) -> str:
+    if indices is None:
+        return "unknown"
+    if not indices:
+        return "nothing"
+    parts = ["the embedding output" if i == -1 else f"layer {i}" for i in indices]
+    return ", ".join(parts)
+
+
+def format_explanation(result: dict[str, Any]) -> str:
+    lines = []
+    entry = result.get("entry") or "?"
+    lines.append(f"{entry}")
+    n = result.get("num_hidden_layers")
+    lines.append(f"  target: {n} layers, hidden size {result.get('hidden_size')}" + (f", pp={result['pp']}" if result.get("pp", 1) > 1 else ""))
+    if result.get("requested_ids") is None:
+        lines.append("  draft: names no layer ids")
+    else:
+        lines.append(f"  draft asks for the outputs of layers {result['requested_ids']} (from `{result['ids_key']}`)")
+    if result.get("runner_ids") is None and result.get("requested_ids") is not None:
+        lines.append("  the runner does not read that key, so it passes no ids")
+    lines.append("")
+    lines.append("What the code does:")
+    for step in result.get("steps", []):
+        lines.append(f"  {step}")
+    lines.append("")
+    ltc = result.get("layers_to_capture")
+    lines.append(f"  layers_to_capture = {ltc}")
+    loop = result.get("loop")
+    if loop:
+        visited = loop.get("visited") or []
+        span = f"{visited[0]}..{visited[1]}" if len(visited) == 2 else "an unknown range"
+        lines.append(f"  the decoder loop `{loop.get('source')}` ({loop.get('file')}:{loop.get('line')}) visits layers {span}")
+    captured = result.get("captured_indices")
+    if captured is not None:
+        lines.append(f"  it captures the input of layers {captured}, i.e. the output of {_outputs(result.get('effective_layers'))}")
+        lines.append("  (the input of layer i is the output of layer i-1; index 0 is the embedding output)")
+    else:
+        lines.append("  the captured layers could not be determined")
+    ranks = result.get("ranks") or []
+    if len(ranks) > 1:
+        lines.append("  pipeline stages:")
+        for rank in ranks:
+            start, end = rank["layers"]
+            state = "the setter returns early here" if rank["returned_early"] else "the setter runs here"
+            lines.append(f"    rank {rank['rank']}: layers {start}..{end - 1} ({state})")
+    lines.append("")
+    lines.append(f"Eager path captures the outputs of: {_outputs(result.get('effective_layers'))}")
+    if result.get("graph_layers") is None:
+        lines.append("Replayed CUDA graphs: not computed (the runner's call order is not known)")
+    elif result.get("graph_layers_differ"):
+        lines.append(f"Replayed CUDA graphs capture the outputs of: {_outputs(result.get('graph_layers'))}")
+    else:
+        lines.append("Replayed CUDA graphs capture the same layers")
+    expected = result.get("expected_aux") or {}
+    if expected.get("count") is not None:
+        lines.append(f"The draft expects {expected['count']} aux states ({expected['source']})")
+    for note in result.get("notes", []):
+        lines.append(f"note: {note}")
+    findings = result.get("findings", [])
+    lines.append("")
+    if findings:
+        lines.append("Findings:")
+        for f in findings:
+            where = f"{f['file']}:{f['line']}" if f.get("line") else (f.get("file") or "")
+            lines.append(f"  {where}: {f['slug']} ({f['severity']}) {f['message']}")
+            lines.append(f"      fix: {f['hint']}")
+    else:
+        lines.append("No findings.")
+    unknowns = result.get("unknowns", [])
+    if unknowns:
+        lines.append("Could not evaluate:")
+        for u in unknowns:
+            lines.append(f"  {u.get('file')}:{u.get('line')}: `{str(u.get('expr')).splitlines()[0]}`: {u.get('why')}")
+    return "\n".join(lines)

@@ -1,0 +1,373 @@
+"""The fragments of the HTML report's pages, from the typed results; every value
+is escaped in one place (``_e``)."""
+
+from __future__ import annotations
+
+import html
+import threading
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from tracer.index.source import read_regular_bytes
+from tracer.model.findings import Finding
+from tracer.model.results import CallSite, Hop, ModelResult, ScanResult
+from tracer.present.graphs import finding_entries, hop_problem, location, page_name
+from tracer.present.render import NO_GRAPHVIZ
+
+VERDICTS = ("ok", "broken", "unknown", "missing")
+# Matrix sort key: the worst first when sorted ascending.
+VERDICT_RANK = {"broken": 0, "unknown": 1, "missing": 2, "ok": 3}
+SEVERITY_RANK = {"error": 0, "warning": 1, "info": 2}
+EXCERPT_CONTEXT = 3
+MAX_SOURCE_BYTES = 4_000_000
+
+
+def _e(value: object) -> str:
+    return html.escape("" if value is None else str(value), quote=True)
+
+
+class Excerpts:
+    """Reads scanned files for excerpts, only from inside the source root (never
+    through a link leaving it), regular files only, bounded."""
+
+    def __init__(self, root: Path | None):
+        self.root = Path(root).resolve() if root else None
+        self.cache: dict[str, list[str] | None] = {}
+        self.lock = threading.Lock()
+
+    def lines(self, file: str | None) -> list[str] | None:
+        if not self.root or not file:
+            return None
+        with self.lock:
+            if file in self.cache:
+                return self.cache[file]
+        data = read_regular_bytes(self.root / file, MAX_SOURCE_BYTES, self.root)
+        result = data.decode("utf-8", errors="replace").splitlines() if data is not None else None
+        with self.lock:
+            self.cache[file] = result
+        return result
+
+    def excerpt(self, file: str | None, line: int | None) -> str:
+        lines = self.lines(file)
+        if not lines or not line or line < 1 or line > len(lines):
+            return ""
+        first, last = max(1, line - EXCERPT_CONTEXT), min(len(lines), line + EXCERPT_CONTEXT)
+        rows = []
+        for number in range(first, last + 1):
+            css = ' class="hit"' if number == line else ""
+            rows.append(f"<span{css}><i>{number}</i>{_e(lines[number - 1])}</span>")
+        return '<pre class="excerpt">' + "".join(rows) + "</pre>"
+
+
+# --------------------------------------------------------------------------
+# shared fragments
+
+
+def _where(file: str | None, line: int | None) -> str:
+    """file:line, allowed to break after each slash (long paths in narrow columns)."""
+    return _e(location(file, line)).replace("/", "/<wbr>")
+
+
+def _badge(verdict: str | None, text: str | None = None) -> str:
+    verdict = verdict or "unknown"
+    return f'<span class="badge v-{_e(verdict)}">{_e(text or verdict)}</span>'
+
+
+def _severity(severity: str | None) -> str:
+    severity = severity or "error"
+    return f'<span class="badge s-{_e(severity)}">{_e(severity)}</span>'
+
+
+def _yes_no(value: bool | None, yes: str = "yes", no: str = "no") -> str:
+    if value is None:
+        return '<span class="muted">?</span>'
+    return f'<span class="yes">{yes}</span>' if value else f'<span class="no">{no}</span>'
+
+
+def chain_name(entry: str, protocol: str) -> str:
+    return page_name(entry)[: -len(".html")] + "." + page_name(protocol)[: -len(".html")]
+
+
+def anchor(protocol: str) -> str:
+    return "p-" + page_name(protocol)[: -len(".html")]
+
+
+def _call_sites_table(sites: Sequence[CallSite], with_protocol: bool = True) -> str:
+    if not sites:
+        return '<p class="muted">No runner call site of this protocol was found.</p>'
+    rows = []
+    for site in sorted(sites, key=lambda s: (s.protocol, s.order or 0, s.file, s.line)):
+        late = site.before_graph_capture is False
+        rows.append(
+            f'<tr class="{"bad" if late or site.passes_ids is False else ""}">'
+            f'<td>{_e("" if site.order is None else site.order)}</td>'
+            f'<td>{_qualname_cell(site.caller)}</td>'
+            f'<td class="where">{_where(site.file, site.line)}</td>'
+            f'<td>{_yes_no(site.passes_ids)}</td>'
+            f'<td>{_yes_no(site.before_graph_capture, "before", "after")}</td>'
+            + (f'<td class="muted">{_e(site.protocol)}</td>' if with_protocol else "") + "</tr>"
+        )
+    return (
+        '<div class="tablebox"><table><thead><tr><th>order</th><th>caller</th><th>where</th>'
+        "<th>passes ids</th><th>vs CUDA-graph capture</th>" + ("<th>protocol</th>" if with_protocol else "")
+        + "</tr></thead><tbody>"
+        + "".join(rows) + "</tbody></table></div>"
+    )
+
+
+# --------------------------------------------------------------------------
+# index
+
+
+def index_main(scan: ScanResult, entries: Mapping[str, Mapping[str, ModelResult]], protocols: list[str],
+               findings: Sequence[Finding], by_model: Mapping[tuple[str, str], list[Finding]], graphviz: bool,
+               callgraph: Mapping[str, Any]) -> str:
+    framework = scan.framework
+    title = f"{framework.name or 'framework'} {framework.version}".strip()
+    parts = [
+        f"<h1>Capture chains of {_e(title)} <small>{len(entries)} entry classes</small></h1>",
+        f'<p class="sub">package <code>{_e(framework.package_root)}</code>'
+        f' · protocols {" ".join(f"<span class=tag>{_e(p)}</span>" for p in protocols)}</p>',
+    ]
+    picture = "callgraph.svg" if callgraph.get("picture") else "callgraph.dot"
+    parts.append(
+        f'<p class="sub">jump to: <a href="#matrix-title">support matrix</a> · <a href="#call-sites">runner call sites</a>'
+        f' · <a href="#findings">findings</a> · whole call graph: <a href="{picture}">{picture}</a></p>'
+    )
+    if not graphviz:
+        parts.append(f'<div class="notice">{_e(NO_GRAPHVIZ)}</div>')
+
+    # counts by verdict, per protocol
+    cards = []
+    for protocol in protocols:
+        counter = Counter(
+            models[protocol].verdict for models in entries.values() if protocol in models
+        )
+        buttons = "".join(
+            f'<button type="button" class="count v-{v}" data-verdict="{v}" data-protocol="{_e(protocol)}" '
+            f'title="show the {v} entry classes of {_e(protocol)}"><b>{counter.get(v, 0)}</b><span>{v}</span></button>'
+            for v in VERDICTS
+        )
+        cards.append(f'<div class="card"><h3>{_e(protocol)}</h3><div class="counts">{buttons}</div></div>')
+    slug_counts = Counter((f.slug, f.severity) for f in findings)
+    if slug_counts:
+        chips = "".join(
+            f'<button type="button" class="slug" data-slug="{_e(slug)}" title="show entry classes with {_e(slug)}">'
+            f'{_severity(severity)}<span>{_e(slug)}</span> <b>{count}</b></button>'
+            for (slug, severity), count in sorted(slug_counts.items(), key=lambda i: (SEVERITY_RANK.get(i[0][1], 9), -i[1], i[0][0]))
+        )
+    else:
+        chips = '<span class="muted">no findings</span>'
+    cards.append(f'<div class="card"><h3>findings <span class="muted">by slug</span></h3><div class="slugs">{chips}</div></div>')
+    parts.append('<div class="cards">' + "".join(cards) + "</div>")
+
+    # the matrix
+    options = "".join(f'<option value="{_e(p)}">{_e(p)}</option>' for p in protocols)
+    verdict_options = "".join(f'<option value="{v}">{v}</option>' for v in VERDICTS)
+    parts.append(
+        '<h2 id="matrix-title">Support matrix</h2>'
+        '<div class="controls"><input type="search" id="filter-text" placeholder="filter entry classes…" aria-label="filter">'
+        f'<select id="filter-protocol" aria-label="protocol"><option value="">any protocol</option>{options}</select>'
+        f'<select id="filter-verdict" aria-label="verdict"><option value="">any verdict</option>{verdict_options}</select>'
+        '<button type="button" id="filter-reset">reset</button><span class="shown" id="shown"></span></div>'
+    )
+    head = "".join(f'<th class="sortable v">{_e(p)}</th>' for p in protocols)
+    rows = []
+    for entry, models in entries.items():
+        module, _, name = entry.rpartition(".")
+        page = "models/" + page_name(entry)
+        cells, verdicts, slugs = [], [], set()
+        count = 0
+        for protocol in protocols:
+            model = models.get(protocol)
+            if model is None:
+                cells.append('<td class="v" data-sort="9"><span class="muted">–</span></td>')
+                continue
+            verdict = model.verdict
+            verdicts.append(f"{protocol}:{verdict}")
+            own = by_model.get((entry, protocol), [])
+            slugs.update(f.slug for f in own)
+            slugs.update(model.slugs)
+            own = [f for f in own if f.severity in ("error", "warning")]  # info is the verdict itself
+            count += len(own)
+            extra = f' <span class="n">·{len(own)}</span>' if own else ""
+            tip = model.reason or verdict
+            cells.append(
+                f'<td class="v" data-sort="{VERDICT_RANK.get(verdict, 9)}"><a class="v-{_e(verdict)}" '
+                f'href="{_e(page)}#{_e(anchor(protocol))}" title="{_e(tip)}">{_e(verdict)}{extra}</a></td>'
+            )
+        search = f"{entry} {' '.join(sorted(s for s in slugs if s))}".lower()
+        rows.append(
+            f'<tr data-entry="{_e(entry)}" data-verdicts="{_e(" ".join(verdicts))}" '
+            f'data-slugs="{_e(" ".join(sorted(s for s in slugs if s)))}" data-search="{_e(search)}">'
+            f'<td class="entry" data-sort="{_e(name.lower())}"><a href="{_e(page)}" title="{_e(entry)}">{_e(name)}</a></td>'
+            f'<td class="module">{_e(module)}</td>{"".join(cells)}<td class="nf">{count or ""}</td></tr>'
+        )
+    parts.append(
+        '<div class="tablebox"><table class="matrix" id="matrix"><thead><tr>'
+        '<th class="sortable">entry class</th><th class="sortable">module</th>'
+        f'{head}<th class="sortable" style="text-align:right">findings</th></tr></thead><tbody>'
+        + "".join(rows) + "</tbody></table></div>"
+    )
+
+    # runner call sites, findings, call graph, input errors
+    parts.append("<h2 id=\"call-sites\">Runner call sites</h2>" + _call_sites_table(scan.call_sites))
+    parts.append(f"<h2 id=\"findings\">Findings <small class=muted>{len(findings)}</small></h2>" + _findings_table(findings))
+    picture = (
+        '<a href="callgraph.svg">callgraph.svg</a> · ' if callgraph.get("picture") else ""
+    )
+    parts.append(
+        "<h2 id=\"callgraph\">Call graph</h2><p>The whole protocol subgraph (every traced chain and the runner call sites), "
+        f'clustered by module: {picture}<a href="callgraph.dot">callgraph.dot</a>.'
+        f' {_e(callgraph.get("message") or "")}</p>'
+    )
+    errors = scan.input_errors
+    if errors:
+        items = "".join(
+            f'<tr><td class="where">{_where(e.path, e.line)}</td><td>{_e(e.reason)}</td></tr>'
+            for e in errors
+        )
+        parts.append(
+            f"<details><summary>{len(errors)} input error(s): files the scan could not read</summary>"
+            f'<div class="tablebox"><table><tbody>{items}</tbody></table></div></details>'
+        )
+    return "\n".join(parts)
+
+
+def _findings_table(findings: Sequence[Finding]) -> str:
+    if not findings:
+        return '<p class="muted">No findings.</p>'
+    loud = [f for f in findings if f.severity != "info"]
+    quiet = [f for f in findings if f.severity == "info"]
+    text = _findings_rows(loud) if loud else '<p class="muted">No error or warning.</p>'
+    if quiet:
+        slugs = ", ".join(sorted({f.slug for f in quiet}))
+        text += f"<details><summary>{len(quiet)} info finding(s) ({_e(slugs)})</summary>{_findings_rows(quiet)}</details>"
+    return text
+
+
+def _findings_rows(findings: Sequence[Finding]) -> str:
+    rows = []
+    for f in sorted(findings, key=lambda f: (SEVERITY_RANK.get(f.severity, 9), f.slug, f.entry or "")):
+        entries = finding_entries(f)
+        links = [
+            f'<a href="models/{_e(page_name(entry))}#{_e(anchor(f.protocol))}">{_e(entry.rsplit(".", 1)[-1])}</a>'
+            for entry in entries
+        ]
+        if not links:
+            who = '<span class="muted">runner</span>'
+        elif len(links) <= 3:
+            who = "<br>".join(links)
+        else:  # one finding in shared code reaches many entry classes
+            who = "<br>".join(links[:2]) + f'<details class="more"><summary>{len(links) - 2} more</summary>{"<br>".join(links[2:])}</details>'
+
+        rows.append(
+            f'<tr><td>{_severity(f.severity)}</td><td><code>{_e(f.slug)}</code></td><td>{who}</td>'
+            f'<td class="where">{_where(f.file, f.line)}</td><td>{_e(f.message)}</td></tr>'
+        )
+    return (
+        '<div class="tablebox"><table><thead><tr><th>severity</th><th>slug</th><th>entry class</th>'
+        "<th>where</th><th>message</th></tr></thead><tbody>" + "".join(rows) + "</tbody></table></div>"
+    )
+
+
+# --------------------------------------------------------------------------
+# model pages
+
+
+def model_main(entry: str, models: Mapping[str, ModelResult], protocols: list[str],
+               findings_of: Callable[[str, str], list[Finding]], sites_of: Callable[[str], list[CallSite]],
+               pictures: Mapping[tuple[str, str], str], sources: Excerpts, graphviz: bool) -> str:
+    module, _, name = entry.rpartition(".")
+    first = next(iter(models.values()))
+    parts = [
+        f"<h1>{_e(name)} <small>{_e(module)}</small></h1>",
+        f'<p class="sub"><code>{_e(entry)}</code> · <span class="mono">{_e(location(first.file, first.line))}</span></p>',
+        '<div class="toc">' + "".join(
+            f'<a href="#{_e(anchor(p))}">{_badge(models[p].verdict, p + ": " + models[p].verdict)}</a>'
+            for p in protocols if p in models
+        ) + "</div>",
+    ]
+    for protocol in protocols:
+        model = models.get(protocol)
+        if model is None:
+            continue
+        verdict = model.verdict
+        chain = model.chain
+        own = findings_of(entry, protocol)
+        bad = hop_problem(model, own)
+        prefix = anchor(protocol)
+        section = [f'<section class="protocol v-{_e(verdict)}-box" id="{_e(prefix)}">',
+                   f"<h2>{_e(protocol)} {_badge(verdict)}</h2>"]
+        if model.reason:
+            section.append(f'<p class="reason">{_e(model.reason)}</p>')
+        if chain:
+            svg = pictures.get((entry, protocol))
+            chain_file = "../chains/" + chain_name(entry, protocol)
+            if svg:
+                section.append(f'<div class="picture" role="img" aria-label="chain of {_e(name)} for {_e(protocol)}">{svg}</div>')
+            else:
+                why = NO_GRAPHVIZ if not graphviz else "Graphviz could not draw this chain."
+                section.append(f'<div class="notice">{_e(why)}</div>')
+            section.append(f'<p class="muted">picture: <a href="{_e(chain_file)}.svg">svg</a> · <a href="{_e(chain_file)}.dot">dot</a></p>' if svg
+                           else f'<p class="muted">picture source: <a href="{_e(chain_file)}.dot">dot</a></p>')
+            section.append(_chain_table(chain, bad, prefix))
+        if model.state_owner:
+            section.append(
+                f'<p class="sub">state: <code>{_e(model.state_owner or "?")}</code>'
+                f'.<code>{_e(model.state_attribute or "?")}</code></p>'
+            )
+        section.append(f"<h3>Findings ({len(own)})</h3>")
+        if own:
+            for f in sorted(own, key=lambda f: (SEVERITY_RANK.get(f.severity, 9), f.line)):
+                severity = f.severity
+                hint = f'<div class="hint"><b>fix:</b> {_e(f.hint)}</div>' if f.hint else ""
+                section.append(
+                    f'<div class="finding s-{_e(severity)}-box"><header>{_severity(severity)} <code>{_e(f.slug)}</code>'
+                    f' <span class="mono muted">{_e(location(f.file, f.line))}</span></header>'
+                    f'<div class="msg">{_e(f.message)}</div>{hint}{sources.excerpt(f.file, f.line)}</div>'
+                )
+        else:
+            section.append('<p class="muted">None.</p>')
+        section.append("<h3>Runner call sites</h3>" + _call_sites_table(sites_of(protocol), with_protocol=False))
+        section.append("</section>")
+        parts.append("\n".join(section))
+    return "\n".join(parts)
+
+
+def _qualname_cell(qualname: str | None) -> str:
+    """``Class.member`` to read, the module under it in grey (the full name wraps badly)."""
+    if not qualname:
+        return '<span class="muted">?</span>'
+    parts = qualname.split(".")
+    head, module = ".".join(parts[-2:]), ".".join(parts[:-2])
+    if parts[0] == "self":  # an attribute path the engine could not type
+        head, module = qualname, ""
+    return f'<code class="q" title="{_e(qualname)}">{_e(head)}</code><br><span class="mono muted small">{_e(module)}</span>'
+
+
+def _chain_table(chain: Sequence[Hop], bad: int | None, prefix: str) -> str:
+    rows = []
+    for index, hop in enumerate(chain):
+        call = ""
+        if hop.call_file or hop.call_line:
+            call = f'<br><span class="muted wraps">called at {_where(hop.call_file, hop.call_line)}</span>'
+        ids = _yes_no(hop.passes_ids) if hop.call_line else ""
+        how = hop.resolved_by
+        if hop.reason:
+            how = (how + " — " if how else "") + hop.reason
+        rows.append(
+            f'<tr id="{_e(prefix)}-{index}" class="{"bad" if index == bad else ""}"><td>{index + 1}</td>'
+            f'<td><span class="tag">{_e(hop.kind)}</span></td>'
+            f"<td>{_qualname_cell(hop.qualname)}</td>"
+            f'<td class="where">{_where(hop.file, hop.line)}{call}</td>'
+            f"<td class=\"resolved\">{_e(how)}</td><td>{ids}</td></tr>"
+        )
+    return (
+        '<div class="tablebox"><table><thead><tr><th>#</th><th>hop</th><th>qualname</th><th>where</th>'
+        "<th>resolved by</th><th>passes ids</th></tr></thead><tbody>" + "".join(rows) + "</tbody></table></div>"
+    )
+
+

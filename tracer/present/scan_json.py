@@ -1,0 +1,156 @@
+"""The scan JSON (docs/scan-json.md, docs/scan-json.schema.json): written and read
+here, and nowhere else. Every other stage works on the typed results."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from tracer.model.findings import Finding
+from tracer.model.results import (
+    Alternative, CallSite, Framework, Hop, InputProblem, ModelResult, ScanResult, ScanStats,
+)
+
+JSONDict = dict[str, Any]
+
+
+def finding_to_json(f: Finding) -> JSONDict:
+    data: JSONDict = {"slug": f.slug, "severity": f.severity, "protocol": f.protocol, "entry": f.entry,
+                      "entries": list(f.entries), "file": f.file, "line": f.line, "col": f.col,
+                      "message": f.message, "hint": f.hint, "chain": list(f.chain)}
+    if f.fingerprint:
+        data["fingerprint"] = f.fingerprint
+    return data
+
+
+def finding_from_json(d: Mapping[str, Any]) -> Finding:
+    return Finding(d["slug"], d.get("severity") or "error", d.get("protocol") or "", d.get("entry"), d.get("file") or "",
+                   int(d.get("line") or 0), int(d.get("col") or 0), d.get("message") or "", d.get("hint") or "",
+                   tuple(d.get("chain") or ()), tuple(d.get("entries") or ()), d.get("fingerprint") or "")
+
+
+def hop_to_json(hop: Hop) -> JSONDict:
+    data: JSONDict = {"kind": hop.kind, "qualname": hop.qualname, "file": hop.file, "line": hop.line,
+                      "resolved_by": hop.resolved_by}
+    if hop.call_line:
+        data.update(call_file=hop.call_file, call_line=hop.call_line, passes_ids=hop.passes_ids)
+    if hop.reason:
+        data["reason"] = hop.reason
+    return data
+
+
+def hop_from_json(d: Mapping[str, Any]) -> Hop:
+    return Hop(d.get("kind") or "unresolved", d.get("qualname") or "", d.get("file") or "", int(d.get("line") or 0), d.get("resolved_by") or "",
+               d.get("call_file") or "", int(d.get("call_line") or 0), d.get("passes_ids"), d.get("reason") or "")
+
+
+def model_to_json(m: ModelResult) -> JSONDict:
+    data: JSONDict = {
+        "entry": m.entry, "file": m.file, "line": m.line, "protocol": m.protocol,
+        "verdict": m.verdict, "reason": m.reason,
+        "chain": [hop_to_json(h) for h in m.chain],
+        "state_owner": m.state_owner, "state_attribute": m.state_attribute,
+        "findings": list(m.slugs),
+        "draft": m.draft,
+    }
+    if m.alternatives:
+        data["alternatives"] = [{"condition": a.condition, "verdict": a.verdict, "entry": a.entry,
+                                 "default": a.default} for a in m.alternatives]
+    if m.effective_layers is not None:
+        data["effective_layers"] = list(m.effective_layers)
+    if m.graph_layers is not None:
+        data["graph_layers"] = list(m.graph_layers)
+    if m.explanation is not None:
+        data["explain"] = m.explanation
+    return data
+
+
+def model_from_json(d: Mapping[str, Any], findings: tuple[Finding, ...]) -> ModelResult:
+    own = tuple(f for f in findings if f.protocol == d.get("protocol") and d["entry"] in (f.entries or (f.entry,)))
+    slugs = set(d.get("findings") or ())
+    own = tuple(f for f in own if f.slug in slugs)
+    effective = d.get("effective_layers")
+    graph = d.get("graph_layers")
+    return ModelResult(
+        entry=d["entry"], file=d.get("file") or "", line=int(d.get("line") or 0), protocol=d.get("protocol") or "",
+        verdict=d.get("verdict") or "unknown", reason=d.get("reason") or "", chain=tuple(hop_from_json(h) for h in d.get("chain") or ()),
+        state_owner=d.get("state_owner") or "", state_attribute=d.get("state_attribute") or "", findings=own,
+        draft=bool(d.get("draft")),
+        alternatives=tuple(Alternative(a["condition"], a["verdict"], a.get("entry", ""), bool(a.get("default")))
+                           for a in d.get("alternatives") or ()),
+        effective_layers=tuple(effective) if isinstance(effective, list) else None,
+        graph_layers=tuple(graph) if isinstance(graph, list) else None,
+        explanation=d.get("explain"),
+        extra_slugs=tuple(sorted(slugs - {f.slug for f in own})),
+    )
+
+
+def call_site_to_json(s: CallSite) -> JSONDict:
+    return {"protocol": s.protocol, "caller": s.caller, "file": s.file, "line": s.line,
+            "passes_ids": s.passes_ids, "before_graph_capture": s.before_graph_capture, "order": s.order}
+
+
+def call_site_from_json(d: Mapping[str, Any]) -> CallSite:
+    return CallSite(d.get("protocol") or "", d.get("caller") or "", d.get("file") or "", int(d.get("line") or 0),
+                    int(d.get("col") or 0), d.get("passes_ids"), d.get("before_graph_capture"), d.get("order"))
+
+
+def stats_to_json(stats: ScanStats) -> JSONDict:
+    data: JSONDict = {"files_total": stats.files_total, "files_parsed": stats.files_parsed,
+                      "files_outlined": stats.files_outlined, "functions_parsed": stats.functions_parsed,
+                      "cache_hits": stats.cache_hits, "seconds": stats.seconds}
+    if stats.result_cache:
+        data["result_cache"] = True
+    return data
+
+
+def stats_from_json(d: Mapping[str, Any]) -> ScanStats:
+    return ScanStats(int(d.get("files_total") or 0), int(d.get("files_parsed") or 0),
+                     int(d.get("files_outlined") or 0), int(d.get("functions_parsed") or 0),
+                     int(d.get("cache_hits") or 0), float(d.get("seconds") or 0.0), bool(d.get("result_cache")))
+
+
+def to_json(result: ScanResult) -> JSONDict:
+    data: JSONDict = {
+        "tool": {"name": "tracer", "version": result.tool_version},
+        "root": result.root,
+        "framework": {"name": result.framework.name, "version": result.framework.version,
+                      "package_root": result.framework.package_root},
+        "protocols": list(result.protocols),
+        "protocols_absent": list(result.absent_protocols),
+        "models": [model_to_json(m) for m in result.models],
+        "call_sites": [call_site_to_json(s) for s in result.call_sites],
+        "findings": [finding_to_json(f) for f in result.findings],
+        "input_errors": [{"file": p.path, "line": p.line, "reason": p.reason} for p in result.input_errors],
+        "stats": stats_to_json(result.stats),
+        "suppressed": [finding_to_json(f) for f in result.suppressed],
+    }
+    return data
+
+
+class ScanJsonError(ValueError):
+    """A scan JSON that is not one (missing keys, wrong types)."""
+
+
+def from_json(data: Any) -> ScanResult:
+    """The typed result of a scan JSON (``tracer report --from scan.json``)."""
+    try:
+        findings = tuple(finding_from_json(f) for f in data.get("findings") or ())
+        framework = data.get("framework") or {}
+        return ScanResult(
+            root=str(data.get("root") or ""),
+            framework=Framework(framework.get("name") or "", framework.get("version") or "",
+                                framework.get("package_root") or ""),
+            protocols=tuple(data.get("protocols") or ()),
+            models=tuple(model_from_json(m, findings) for m in data.get("models") or ()),
+            call_sites=tuple(call_site_from_json(s) for s in data.get("call_sites") or ()),
+            findings=findings,
+            input_errors=tuple(InputProblem(e.get("file") or "", int(e.get("line") or 0), e.get("reason") or "")
+                               for e in data.get("input_errors") or ()),
+            stats=stats_from_json(data.get("stats") or {}),
+            absent_protocols=tuple(data.get("protocols_absent") or ()),
+            suppressed=tuple(finding_from_json(f) for f in data.get("suppressed") or ()),
+            tool_version=str((data.get("tool") or {}).get("version") or ""),
+        )
+    except (AttributeError, KeyError, TypeError, ValueError) as exc:
+        raise ScanJsonError(f"not a tracer scan JSON ({type(exc).__name__}: {exc})") from None
