@@ -3,10 +3,17 @@ cache (tests/releases.py says where and how), scanned once per session."""
 
 from __future__ import annotations
 
-import pytest
+import os
+from pathlib import Path
 
+import pytest
 import releases
 from releases import ReleaseUnavailable, cache_root  # noqa: F401 (used by test modules)
+
+# Subprocesses (`python -m tracer`) find the checkout's tracer too: the suite runs from a
+# plain clone, without `pip install -e` (pytest's own `pythonpath` setting covers this process).
+REPO = Path(__file__).resolve().parent.parent
+os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH", "")) if p)
 
 RELEASES = ["0.4.9", "0.5.6", "0.5.16", "0.5.23"]
 

@@ -144,3 +144,94 @@ def test_unchanged_tree_is_answered_from_the_result_cache_and_an_edit_is_seen(tm
     assert not data["stats"].get("result_cache")
     assert third.returncode == 1
     assert any(f["slug"] == "ids-dropped" and f["file"].endswith("kimi_k25.py") for f in data["findings"])
+
+
+def _schema_validator():
+    import jsonschema
+
+    schema = json.loads((Path(__file__).resolve().parent.parent / "docs" / "scan-json.schema.json").read_text())
+    jsonschema.Draft202012Validator.check_schema(schema)
+    return jsonschema.Draft202012Validator(schema)
+
+
+def test_scan_json_matches_its_schema(tmp_path):
+    """docs/scan-json.schema.json is the interface: every example tree's JSON is valid,
+    with and without effective layers; a JSON with an unknown slug is not."""
+    validator = _schema_validator()
+    for tree in sorted(p for p in EXAMPLES.iterdir() if (p / "EXPECT.toml").is_file()):
+        out = tracer("scan", str(tree), "--format", "json", "--cache-dir", str(tmp_path))
+        data = json.loads(out.stdout)
+        assert not list(validator.iter_errors(data)), (tree.name, [e.message for e in validator.iter_errors(data)][:3])
+    configs = Path(__file__).parent / "data" / "configs"
+    out = tracer("scan", str(EXAMPLES / "ok"), "--format", "json", "--cache-dir", str(tmp_path),
+                 "--target-config", str(configs / "qwen2.5-7b"), "--draft-config", str(configs / "draft-no-ids"))
+    data = json.loads(out.stdout)
+    assert not list(validator.iter_errors(data))
+    data["findings"].append(dict(data["findings"][0] if data["findings"] else {}, slug="no-such-slug"))
+    assert list(validator.iter_errors(data))
+
+
+@pytest.mark.real
+def test_real_release_json_matches_its_schema(scanned_release):
+    validator = _schema_validator()
+    data = scanned_release("0.5.23")
+    errors = [e.message for e in validator.iter_errors(data)]
+    assert errors == [], errors[:3]
+
+
+def test_sarif_with_effective_layer_findings(tmp_path):
+    """Issue 12's first bug: SARIF of a scan with --target-config/--draft-config printed
+    `internal error: KeyError: 'fallback-triggered'`; the driver's rules are the catalogue."""
+    configs = Path(__file__).parent / "data" / "configs"
+    out = tracer("scan", str(EXAMPLES / "ok"), "--target-config", str(configs / "qwen2.5-7b"),
+                 "--draft-config", str(configs / "draft-no-ids"), "--format", "sarif", "--cache-dir", str(tmp_path))
+    assert out.returncode in (0, 1), out.stderr
+    document = json.loads(out.stdout)
+    rules = {r["id"] for r in document["runs"][0]["tool"]["driver"]["rules"]}
+    from tracer.checks import SLUGS
+
+    assert rules == set(SLUGS)
+    assert "fallback-triggered" in {r["ruleId"] for r in document["runs"][0]["results"]}
+
+
+def test_explain_reads_a_latin1_model_file(tmp_path):
+    """Issue 12's third bug: explain had its own file reader and died with UnicodeDecodeError
+    on a `# -*- coding: latin-1 -*-` model file that scan reads fine."""
+    import shutil
+
+    tree = tmp_path / "tree"
+    shutil.copytree(EXAMPLES / "ok", tree)
+    qwen2 = tree / "sglang" / "srt" / "models" / "qwen2.py"
+    qwen2.write_bytes(b"# -*- coding: latin-1 -*-\n# Copyright \xa9 the authors (latin-1)\n" + qwen2.read_bytes())
+    configs = Path(__file__).parent / "data" / "configs"
+    out = tracer("explain", str(tree), "--target-config", str(configs / "qwen2.5-7b"),
+                 "--draft-config", str(configs / "draft-eagle-config"), "--no-cache")
+    assert "Traceback" not in out.stderr and "UnicodeDecodeError" not in out.stderr, out.stderr
+    assert "Eager path captures the outputs of" in out.stdout, out.stdout + out.stderr
+    scan = json.loads(tracer("scan", str(tree), "--format", "json", "--no-cache").stdout)
+    assert not scan["input_errors"]
+
+
+def test_packs_are_strict(tmp_path):
+    """An unknown or mistyped key is an error naming the file and the key; a --rules pack
+    cannot silently replace a built-in one."""
+    from tracer.config.packs import KEYS, ProtocolError, builtin_protocols, parse_protocol
+
+    base = 'name = "x"\nframework = "f"\nsetter = "s"\nstate_attribute = "a"\n[detect]\npackage = "f"\n'
+    assert parse_protocol(base, "x.toml").setter == "s"
+    for bad, words in (('logging_call = ["log"]\n' + base, "unknown key 'logging_call'"),
+                       (base + "[fallback]\nlogging_call = [\"log\"]\n", "did you mean 'fallback.logging_calls'?"),
+                       (base.replace('setter = "s"', "setter = 3"), "'setter' must be a string"),
+                       (base + "[fallback]\nlogging_calls = \"log\"\n", "'fallback.logging_calls' must be a list"),
+                       (base.replace('name = "x"\n', ""), "missing required key 'name'")):
+        with pytest.raises(ProtocolError) as caught:
+            parse_protocol(bad, "bad.toml")
+        assert str(caught.value).startswith("bad.toml: ") and words in str(caught.value)
+    # every key of every built-in pack is one some stage reads (KEYS maps each to a Protocol field)
+    assert all(p.source.startswith("rules/") for p in builtin_protocols())
+    assert len({field for field, _, _ in KEYS.values()}) == len(KEYS)
+    shadow = tmp_path / "shadow.toml"
+    shadow.write_text(base.replace('name = "x"', 'name = "sglang-eagle3"'))
+    out = tracer("scan", str(EXAMPLES / "ok"), "--rules", str(shadow), "--no-cache")
+    assert out.returncode == 2 and "has the name of a built-in pack" in out.stderr
+    assert out.stderr.count("\n") == 1 and out.stderr.startswith("tracer: error: ")

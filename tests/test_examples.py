@@ -5,10 +5,10 @@ no other line may produce one; EXPECT.toml gives each entry class's verdict."""
 from __future__ import annotations
 
 import re
-import tomllib
 from pathlib import Path
 
 import pytest
+import tomllib
 
 from tracer.api import scan_to_json
 
@@ -68,10 +68,15 @@ def test_annotated_findings(scans, name):
 @pytest.mark.parametrize("name", [_maybe_gap(n) for n in TREES])
 def test_verdicts(scans, name):
     scan, expect = scans(name)
+    from tracer.checks import SLUGS
+
     got = {m["entry"]: m for m in scan["models"]}
+    listed = [model["entry"] for model in expect.get("model", [])]
+    assert sorted(got) == sorted(listed), "the tree's entry classes and EXPECT.toml's differ"
     for model in expect.get("model", []):
-        assert model["entry"] in got, f"{model['entry']} not found"
         assert got[model["entry"]]["verdict"] == model["verdict"], got[model["entry"]]["reason"]
+        assert all(slug in SLUGS for slug in model["findings"]), f"{model['findings']}: not a tracer slug"
+        assert got[model["entry"]]["findings"] == sorted(model["findings"]), model["entry"]
         if model.get("state_owner"):
             assert got[model["entry"]]["state_owner"] == model["state_owner"]
     for site in expect.get("call_site", []):

@@ -19,8 +19,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tracer.index import discover
 from tracer.api import scan_to_json
+from tracer.index import discover
 
 hypothesmith = pytest.importorskip("hypothesmith")
 

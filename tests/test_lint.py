@@ -277,7 +277,8 @@ def _record_summary(record: dict):
 def derived_matches_fresh(repo: Path, cache: Path, protocols=()) -> dict:
     """After a commit, the next lint derives the new base record from the parent's; it must equal
     a fresh scan of that commit."""
-    from tracer.lint.records import base_record, package_prefix
+    from tracer.lint.base import base_record
+    from tracer.lint.records import package_prefix
 
     opts = options(cache, protocols)
     head = git(repo, "rev-parse", "HEAD").strip()

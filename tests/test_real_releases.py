@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 
 import pytest
-
 from conftest import RELEASES
+
 from tracer.checks import CATALOGUE as RULES
 
 EXPECTED = json.loads((Path(__file__).parent / "data" / "real_expectations.json").read_text())

@@ -17,9 +17,10 @@ from pathlib import Path
 
 import pytest
 
-from tracer.index import discover, project as project_mod
-from tracer.index.cache import SummaryCache
 from tracer.api import scan_to_json
+from tracer.index import discover
+from tracer.index import project as project_mod
+from tracer.index.cache import SummaryCache
 
 REPO = Path(__file__).resolve().parents[1]
 OK = REPO / "examples" / "ok"

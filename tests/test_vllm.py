@@ -9,10 +9,7 @@ vLLM name; the `real` tests assert chains read by hand in vLLM 0.33.0 from PyPI.
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import textwrap
-import zipfile
 from pathlib import Path
 
 import pytest

@@ -19,10 +19,10 @@ from tracer.present.scan_json import to_json
 def scan_tree(path: str | Path, protocols: Sequence[str] | Sequence[Protocol] | None = None,
               cache_dir: str | Path | None = None, use_cache: bool = True, jobs: int = 0) -> ScanContext:
     """Scan ``path`` with the built-in packs (or the named ones, or the given Protocol objects)."""
-    if protocols and all(isinstance(p, Protocol) for p in protocols):
-        packs = list(protocols)  # type: ignore[arg-type]
-    else:
-        packs = load_protocols([str(p) for p in protocols] if protocols else None)
+    given = list(protocols or [])
+    packs = [p for p in given if isinstance(p, Protocol)]
+    if len(packs) != len(given) or not given:
+        packs = load_protocols([str(p) for p in given] if given else None)
     return scan(path, packs, cache_dir, use_cache, jobs)
 
 

@@ -3,12 +3,12 @@ entry's setter to the state write and its readers, and the findings on them."""
 
 from __future__ import annotations
 
-import dataclasses
 import difflib
 from dataclasses import dataclass, field
 
 from tracer.checks import finding, on_draft_head
 from tracer.model.findings import Finding
+from tracer.model.kinds import Verdict
 from tracer.model.protocol import Protocol
 from tracer.model.results import Hop, ModelResult, TagSite
 from tracer.model.summary import Function
@@ -97,7 +97,7 @@ class ChainTracer:
         ids_param = self._ids_param(method)
         progressed = False
         state_suffix = "." + proto.state_attribute
-        flag_suffix = "." + proto.output_flag if proto.output_flag else None
+        flag_suffix = "." + proto.output_flag if proto.output_flag else ""
 
         flag_writes = [w for w in method.writes
                        if flag_suffix and w.target.endswith(flag_suffix) and w.literal_true]
@@ -125,12 +125,12 @@ class ChainTracer:
 
         # A write in the else branch of `if hasattr(recv, setter): recv.setter(...)`
         # only runs when the receiver lacks the setter.
-        skipped_else_writes = set()
+        skipped_else_writes: set[str] = set()
         for call in method.calls:
             receiver, _, name = call.func.rpartition(".")
             if call.guard and name == proto.setter and receiver.startswith("self."):
-                types = self._types(concrete, receiver)
-                if types and all(self.resolver.find_method(t.cls, proto.setter) for t in types):
+                guarded = self._types(concrete, receiver)
+                if guarded and all(self.resolver.find_method(t.cls, proto.setter) for t in guarded):
                     skipped_else_writes.update(call.guard_else_writes)
         for write in method.writes:
             if not write.target.endswith(state_suffix) or write.target in skipped_else_writes:
@@ -164,6 +164,7 @@ class ChainTracer:
                 if nxt and nxt[1] is not method:
                     self._delegate(entry, concrete, owner, call, nxt, "self call", passes, trace, depth)
                 continue
+            types: list[Typed] | Untyped
             if receiver.isidentifier():  # a local: `holder = getattr(self.model, ...)`
                 types = self._local_types(concrete, method, receiver)
             else:
@@ -185,10 +186,10 @@ class ChainTracer:
                                          f"{typed.cls.name} has no {proto.setter} in the part of its MRO that "
                                          f"could be traced ({incomplete[0]})", trace)
                         continue
-                    guarded = " (the hasattr guard skips the call silently)" if call.guard else ""
+                    silently = " (the hasattr guard skips the call silently)" if call.guard else ""
                     self._broken(entry, owner, call,
                                  f"{receiver}, a {typed.cls.name} ({typed.how}), which has no {name}"
-                                 f"{guarded}", trace)
+                                 f"{silently}", trace)
 
         # A near-miss of the state attribute (a typo) is a write nobody reads.
         for write in method.writes:
@@ -293,14 +294,14 @@ class ChainTracer:
                 if isinstance(base, Untyped):
                     return base
                 found: list[Typed] = []
-                for typed in base:
-                    inner = self.resolver.attribute_types(typed.cls, attr)
+                for holder in base:
+                    inner = self.resolver.attribute_types(holder.cls, attr)
                     if isinstance(inner, list):
-                        found.extend(Typed(t.cls, f"{typed.how}; getattr(..., {attr!r}): {t.how}") for t in inner)
+                        found.extend(Typed(t.cls, f"{holder.how}; getattr(..., {attr!r}): {t.how}") for t in inner)
                     elif len(call.args) >= 3:  # the default: getattr(x, "attr", x)
                         fallback = self._value_types(concrete, method, "=" + call.args[2], depth + 1)
                         if isinstance(fallback, list):
-                            found.extend(Typed(t.cls, f"{t.how}; no {attr} on {typed.cls.name}, getattr default")
+                            found.extend(Typed(t.cls, f"{t.how}; no {attr} on {holder.cls.name}, getattr default")
                                          for t in fallback)
                 return found or Untyped(f"getattr(..., {attr!r}) cannot be typed")
         return Untyped(f"a local built by {value}(...)")
@@ -473,7 +474,7 @@ class ChainTracer:
             return self._result(entry, entry_line, "unknown", trace.unresolved[0], trace)
         return self._result(entry, entry_line, "ok", "", trace)
 
-    def _result(self, entry: ClassRef, line: int, verdict: str, reason: str, trace: _Trace) -> ModelResult:
+    def _result(self, entry: ClassRef, line: int, verdict: Verdict, reason: str, trace: _Trace) -> ModelResult:
         owners = list(dict.fromkeys(trace.state_owners))
         draft = self.protocol.is_draft(entry.module, entry.name)
         findings = [on_draft_head(f, self.protocol.setter) for f in trace.findings] if draft else trace.findings

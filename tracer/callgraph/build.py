@@ -12,6 +12,7 @@ from tracer.index.cache import SummaryCache
 from tracer.index.discover import list_sources
 from tracer.index.project import Project
 from tracer.model.errors import UsageError
+from tracer.model.summary import Call, Function
 from tracer.model.tree import Layout
 from tracer.resolve.resolver import ClassRef, Resolver
 
@@ -54,14 +55,15 @@ def whole_call_graph(path: str | Path, cache: SummaryCache, jobs: int = 0) -> tu
         if summary is None or summary.error:
             continue
         graph.add_node(short(module))
-        scopes = [(None, None, summary.module_calls, short(module))]
+        scopes: list[tuple[ClassRef | None, Function | None, tuple[Call, ...], str]] = [
+            (None, None, summary.module_calls, short(module))]
         for fn in summary.functions:
             scopes.append((None, fn, fn.calls, short(f"{module}.{fn.qualname}")))
         for cls in summary.classes:
             ref = ClassRef(module, cls.qualname)
             for method in cls.methods:
                 scopes.append((ref, method, method.calls, short(f"{module}.{method.qualname}")))
-        for cls_ref, fn, calls, node in scopes:
+        for cls_ref, _, calls, node in scopes:
             graph.add_node(node)
             for call in calls:
                 target = _bind(resolver, module, cls_ref, call.func)

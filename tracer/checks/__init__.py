@@ -12,9 +12,9 @@ Slugs are an interface: suppressions, baselines and CI key on them.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
-from typing import Mapping
 
 from tracer.model.findings import Finding
 from tracer.model.kinds import Severity

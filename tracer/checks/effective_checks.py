@@ -80,8 +80,7 @@ PIPELINE_GUARD = Check(
                   "(outputs of layers {lost_outputs}) lie on earlier stages and {what}, so they are never captured"},
     hints={"": "capture on every stage and send aux states with the pipeline proxy tensors, or choose ids on the "
                "last stage"},
-    fires=(example(model_file("foo", mark(model(setter=_GUARDED), "if not self.pp_group.is_last_rank:",
-                                          "pipeline-guard")), _PP_UTILS,
+    fires=(example(model_file("foo", model(setter=mark(_GUARDED, "            return", "pipeline-guard"))), _PP_UTILS,
                    target_config=TARGET, draft_config=DRAFT_1_3_5, pp=2),),
     quiet=(example(_FOO, _PP_UTILS, target_config=TARGET, draft_config=DRAFT_1_3_5, pp=1),),
 )

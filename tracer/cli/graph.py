@@ -30,8 +30,8 @@ def graph_command(packs: PackOptions, path: str, whole: bool, entry: str | None,
     if (entry or fmt in ("svg", "png")) and not out_file:
         raise UsageError("--format svg/png and --entry need -o FILE")
     if whole:
-        from tracer.callgraph.build import whole_call_graph
         from tracer.analysis.pipeline import summary_cache
+        from tracer.callgraph.build import whole_call_graph
 
         g, stats = whole_call_graph(path, summary_cache(packs.cache_dir, packs.use_cache), packs.jobs)
         _emit(g, stats, fmt, out_file)

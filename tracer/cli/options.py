@@ -49,7 +49,7 @@ def pack_options(func: F) -> F:
         return func(packs=PackOptions(tuple(protocols), tuple(rule_files), cache_dir, no_cache, jobs or 0), **kwargs)
 
     functools.update_wrapper(wrapper, func)  # keeps the options already declared (__click_params__)
-    del wrapper.__wrapped__  # click must see the wrapper's own signature
+    del wrapper.__wrapped__  # type: ignore[attr-defined]  # click must see the wrapper's own signature
     for option in reversed(options):
         wrapper = option(wrapper)
     return wrapper  # type: ignore[return-value]

@@ -44,8 +44,9 @@ def scan_command(packs: PackOptions, path: str, fmt: str, fail_on: str, show_mis
 
         result = annotate_scan(result, protocols, target_config, draft_config, packs.cache_dir, packs.use_cache)
     if fmt == "json":
-        from tracer.present.scan_json import to_json
         import json
+
+        from tracer.present.scan_json import to_json
 
         text = json.dumps(to_json(result), indent=2) + "\n"
     elif fmt == "sarif":

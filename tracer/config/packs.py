@@ -7,6 +7,7 @@ error naming the file and the key (a typo must not silently switch a check off).
 
 from __future__ import annotations
 
+import difflib
 import sys
 from dataclasses import fields
 from importlib import resources
@@ -94,7 +95,9 @@ def parse_protocol(text: str, source: str) -> Protocol:
     flat = _flatten(data, source)
     unknown = sorted(set(flat) - set(KEYS))
     if unknown:
-        raise ProtocolError(f"{source}: unknown key '{unknown[0]}' (a pack may hold: {', '.join(sorted(KEYS))})")
+        close = difflib.get_close_matches(unknown[0], list(KEYS), n=1, cutoff=0.6)
+        hint = f"did you mean '{close[0]}'?" if close else "see KEYS in tracer/config/packs.py for the keys a pack may hold"
+        raise ProtocolError(f"{source}: unknown key '{unknown[0]}' ({hint})")
     values: dict[str, Any] = {"source": source}
     for key, (name, kind, required) in KEYS.items():
         if key not in flat:

@@ -238,7 +238,7 @@ class DraftConfig:
         """(count, source): how many aux states the draft's fc expects, best evidence first."""
         hidden = self.target_hidden_size or target_hidden
         width = self.fc_input_width
-        if width is not None and hidden:
+        if width is not None and hidden and self.fc is not None:
             if width % hidden == 0:
                 return width // hidden, f"{self.fc.name} input width {width} = {width // hidden} x {hidden}"
             return None, f"{self.fc.name} input width {width} is not a multiple of the hidden size {hidden}"

@@ -27,7 +27,15 @@ import libcst as cst
 from tracer.effective.configs import DraftConfig, TargetConfig
 from tracer.effective.findings import Facts, effective_findings, known_list, plain
 from tracer.effective.sources import ExplainError, FunctionSource, Sources
-from tracer.interp.evaluate import ABSENT, Obj, Unknown, captured_indices, contains_unknown, evaluate_function, is_unknown
+from tracer.interp.evaluate import (
+    ABSENT,
+    Obj,
+    Unknown,
+    captured_indices,
+    contains_unknown,
+    evaluate_function,
+    is_unknown,
+)
 from tracer.model.protocol import Protocol
 from tracer.model.results import CallSite, Hop, ModelResult
 
@@ -348,6 +356,10 @@ def explain_model(
         notes.append("the draft sets eagle_config.use_aux_hidden_state = false")
 
     # Pipeline stages.
+    if num_layers is None:
+        unknowns.append({"expr": "num_hidden_layers", "file": str(target.path), "line": None,
+                         "why": "the target config names no num_hidden_layers"})
+        return result
     ranges, how = stage_ranges(sources, proto, num_layers, pp)
     if ranges is None:
         notes.append(f"pipeline stage ranges could not be computed: {how}")
@@ -418,7 +430,7 @@ def explain_model(
                 seen_unknowns.add(key)
                 unknowns.append(u)
 
-    def capture_on(rank: _Rank, store: dict) -> dict | None:
+    def capture_on(rank: _Rank, store: dict) -> dict:
         owner = _state_owner_prefix(store, state_attr)
         ltc = store.get(f"{owner}.{state_attr}") if owner else None
         out = {"owner": owner, "layers_to_capture": ltc, "captured": None, "visited": None, "result": None}
@@ -449,7 +461,7 @@ def explain_model(
     eager = capture_on(last_rank, last["store"])
     if eager.get("read", {}).get("found_by_name"):
         notes.append(f"the scan traced no reader holding the decoder loop; used {eager['read']['qualname']} "
-                     f"({eager['read']['file']}:{eager['read']['line']}), found from the MRO of {write_hop.qualname.rsplit('.', 1)[0]}")
+                     f"({eager['read']['file']}:{eager['read']['line']}), found from the MRO of {write_hop.qualname.rsplit('.', 1)[0] if write_hop else '?'}")
     graph = capture_on(last_rank, last["graph_store"]) if last["graph_store"] is not None else None
     cap = eager.get("result")
     result["layers_to_capture"] = plain(eager["layers_to_capture"])

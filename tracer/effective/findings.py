@@ -49,7 +49,7 @@ class Facts:
         return self.cap.loop_line if self.cap is not None else None
 
 
-def _make(f: Facts, slug: str, variant: str, file: str | None, line: int | None, **fields: object) -> dict[str, Any]:
+def _make(f: Facts, slug: str, variant: str, file: str | None, line: int | None, **fields: Any) -> dict[str, Any]:
     item = finding(slug, variant, protocol=f.proto.name, entry=f.entry, file=file or "", line=line or 0,
                    setter=f.proto.setter, **fields)
     return finding_to_json(item) | {"file": file, "line": line}
@@ -140,7 +140,7 @@ def _pipeline_findings(f: Facts, findings: list[dict[str, Any]]) -> list[int]:
 
 def _unreachable_findings(f: Facts, lost_to_earlier_stages: list[int]) -> list[dict[str, Any]]:
     raised = f.final_run["raised"]
-    n = f.target.num_hidden_layers
+    n = f.target.num_hidden_layers or 0
     if raised and raised["source"].startswith("IndexError"):
         return [_make(f, "unreachable-layer", "raises", raised["file"], raised["line"], hop=raised["hop"],
                       source=raised["source"], max_id=n - 2, n=n)]

@@ -29,7 +29,7 @@ def _dotted(node: ast.AST | None) -> str:
     return ""
 
 
-def _start(node: ast.AST) -> int:
+def _start(node: ast.FunctionDef | ast.AsyncFunctionDef) -> int:
     decorators = getattr(node, "decorator_list", None) or []
     return min([node.lineno] + [d.lineno for d in decorators])
 

@@ -12,6 +12,7 @@ import os
 import stat
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
+
 from tracer.index.cache import SummaryCache, entry_key
 from tracer.index.outline import outline_summary
 from tracer.index.source import decode_source
@@ -231,7 +232,7 @@ class Project:
                     from tracer.index.summarize import summarize_function
 
                     try:
-                        result = summarize_function(self.text(module), span[0], span[1], module, owner,
+                        result = summarize_function(self.text(module) or "", span[0], span[1], module, owner,
                                                     source.is_package)
                         self.parsed_functions += 1
                         self.cache.put(cache_key, result)

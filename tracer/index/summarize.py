@@ -8,7 +8,7 @@ fuzz tests); module outlines come from the stdlib ``ast`` (outline.py).
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
@@ -16,7 +16,15 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 from tracer.index.source import resolve_relative
 from tracer.model.errors import InputError
 from tracer.model.summary import (
-    Call, ClassDef, Fallback, Function, Import, ModuleSummary, Param, Read, Write,
+    Call,
+    ClassDef,
+    Fallback,
+    Function,
+    Import,
+    ModuleSummary,
+    Param,
+    Read,
+    Write,
 )
 
 MAX_SRC = 80  # characters of source kept for a value or condition
@@ -206,7 +214,7 @@ class _Collector(cst.CSTVisitor):
             other_block = node.orelse.body if isinstance(node.orelse, cst.Else) else node.orelse
             branch = node.body if not negated else other_block
             other = other_block if not negated else node.body
-            if branch is not None:
+            if isinstance(branch, cst.BaseSuite):
                 self._record_fallbacks(func, tested, branch)
             fb = self._span(branch)
             ex = self._span(other)
@@ -326,7 +334,7 @@ class _Collector(cst.CSTVisitor):
                 kwargs.append((arg.keyword.value, value))
             else:
                 args.append(value)
-        guard, else_writes = "", ()
+        guard, else_writes = "", tuple[str, ...]()
         if func is not None and name:
             receiver, _, method = name.rpartition(".")
             for g_receiver, g_name, g_else in reversed(self._guards):
@@ -544,11 +552,11 @@ def summarize_function(text: str, start: int, end: int, module: str, class_qualn
     """Summarise one method or function: lines ``start..end`` (1-based, decorators
     included) of ``text``. Positions are those of the whole file."""
     lines = text.split("\n")[start - 1:end]
-    indent = min((len(l) - len(l.lstrip()) for l in lines if l.strip()), default=0)
-    snippet = "\n".join(l[indent:] if len(l) >= indent else l.lstrip() for l in lines) + "\n"
+    indent = min((len(row) - len(row.lstrip()) for row in lines if row.strip()), default=0)
+    snippet = "\n".join(row[indent:] if len(row) >= indent else row.lstrip() for row in lines) + "\n"
     if class_qualname:
         # Parse it as the body of its class so the collector sees a method.
-        body = "\n".join(("    " + l) if l.strip() else l for l in snippet.split("\n"))
+        body = "\n".join(("    " + row) if row.strip() else row for row in snippet.split("\n"))
         snippet = f"class {class_qualname.rsplit('.', 1)[-1]}:\n{body}"
         offset, col_shift = start - 2, indent - 4
     else:

@@ -6,10 +6,10 @@ import json
 from collections import Counter
 from pathlib import Path
 
+from tracer.analysis.pipeline import scan
 from tracer.config.settings import DEFAULT_BASELINE, LintConfig, is_excluded
 from tracer.lint.fingerprint import add_fingerprints, keys
 from tracer.lint.git import repo_root
-from tracer.analysis.pipeline import scan
 from tracer.lint.records import Options
 from tracer.lint.suppress import apply_suppressions
 from tracer.model.errors import UsageError

@@ -10,7 +10,6 @@ from pathlib import Path
 
 from tracer.model.errors import UsageError
 
-
 # A checkout's own .git/config can name commands git runs on its own (an
 # fsmonitor hook, an external diff, a pager): never from tracer. (Clean filters
 # named in .gitattributes cannot be switched off this way; git refuses

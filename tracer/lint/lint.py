@@ -35,11 +35,11 @@ from typing import Any
 from tracer import __version__
 from tracer.config.settings import LintConfig, is_excluded
 from tracer.index.source import read_regular_bytes
+from tracer.lint.base import base_record
 from tracer.lint.baseline import _baseline_keys, _baseline_path
 from tracer.lint.fingerprint import add_fingerprints, keys
 from tracer.lint.git import changed_files, repo_root
-from tracer.lint.records import RECORD_VERSION, Options, base_record, lint_cache_dir, package_prefix
-from tracer.lint.records import NeedFullScan
+from tracer.lint.records import RECORD_VERSION, NeedFullScan, Options, lint_cache_dir, package_prefix
 from tracer.lint.retrace import full_head, retrace
 from tracer.lint.suppress import apply_to_json
 from tracer.model.errors import UsageError
@@ -119,7 +119,9 @@ def compare(root: Path, record: dict, head: dict, touched: list[str], config: Li
     head_keys = Counter(k for f in kept + suppressed for k in keys(f) if in_scope(f, k))
     baseline = _baseline_keys(baseline_bytes)
 
-    new, baselined, unchanged = [], [], 0
+    new: list[dict[str, Any]] = []
+    baselined: list[dict[str, Any]] = []
+    unchanged = 0
     remaining = base_any.copy()
     for finding in kept:
         fresh = []

@@ -5,14 +5,19 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
 
 from tracer.analysis.entries import registered_in
 from tracer.analysis.pipeline import analyse, deduplicate, input_error_finding, summary_cache
 from tracer.index.discover import detect_layout
 from tracer.index.project import Project
 from tracer.lint.records import (
-    NeedFullScan, Options, in_scope, mentions_word, scan_with_dependencies, split_qualname, within,
+    NeedFullScan,
+    Options,
+    in_scope,
+    mentions_word,
+    scan_with_dependencies,
+    split_qualname,
+    within,
 )
 from tracer.model.tree import SourceFile
 from tracer.present.scan_json import call_site_from_json, call_site_to_json, finding_to_json, model_to_json
@@ -106,10 +111,10 @@ def retrace(root: Path, record: dict, touched: list[str], options: Options,
         for entry in sorted(affected[proto.name]):
             if entry in unregistered and entry not in refs:
                 continue  # no longer named by its module's registry variable
-            ref = refs.get(entry) or split_qualname(project, entry + ".x")
-            if ref is None or ref.fullname != entry:
+            entry_ref = refs.get(entry) or split_qualname(project, entry + ".x")
+            if entry_ref is None or entry_ref.fullname != entry:
                 continue  # its module is gone, and the entry class with it
-            entries[proto.name].append(ref)
+            entries[proto.name].append(entry_ref)
 
     def is_model_file(path: str) -> bool:
         module = by_path[path].module if path in by_path else base_paths.get(path)
@@ -141,7 +146,7 @@ def retrace(root: Path, record: dict, touched: list[str], options: Options,
 def full_head(root: Path, record: dict, touched: list[str], options: Options) -> dict:
     """The exact path: a full scan of the working tree, every finding compared."""
     head = scan_with_dependencies(root, options)
-    affected = {}
+    affected: dict[str, set[str]] = {}
     for key in set(head["deps"]) | set(record["deps"]):
         proto, entry = key.split("|", 1)
         affected.setdefault(proto, set()).add(entry)

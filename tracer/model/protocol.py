@@ -32,7 +32,7 @@ class Protocol:
     delegate_methods: tuple[str, ...] = ()  # hint: methods that carry the setter's job further down
     # entry classes
     entry_kind: str = "module-variable"  # or "registry-dict"
-    entry_variable: str = "EntryClass"
+    entry_variable: str = ""  # the registry variable of "module-variable" entry modules
     entry_modules: tuple[str, ...] = ()
     draft_patterns: tuple[str, ...] = ()  # entry classes that are draft heads (fnmatch on class or module name)
     registry_module: str = ""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+
 def _outputs(indices: list[int] | None) -> str:
     if indices is None:
         return "unknown"

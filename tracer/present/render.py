@@ -117,7 +117,7 @@ def _base_graph(name: str, rankdir: str = "LR") -> pydot.Dot:
 
 def _legend(graph: pydot.Dot, with_runner: bool = False) -> None:
     rows = [
-        ("#e8f0fe", "#1a73e8", "entry class (EntryClass)"),
+        ("#e8f0fe", "#1a73e8", "entry class (registered)"),
         ("#ffffff", INK, "setter method (own / inherited / delegate)"),
         ("#fef7e0", "#b06000", "state write"),
         ("#e6f4ea", "#188038", "reader (forward loop)"),
@@ -139,7 +139,7 @@ def _legend(graph: pydot.Dot, with_runner: bool = False) -> None:
     )
     legend = pydot.Cluster("legend", label="", style="rounded", color="#dadce0", fontsize="9")
     legend.add_node(pydot.Node("legend", label=table, shape="plain", style="", fontsize="9"))
-    graph.add_subgraph(legend)
+    graph.add_subgraph(legend)  # type: ignore[arg-type]  # pydot's stubs: a Cluster is a Subgraph
 
 
 def _style_node(node: pydot.Node, kind: str, bad: bool) -> None:
@@ -275,7 +275,7 @@ def protocol_graph_dot(graph: nx.DiGraph) -> pydot.Dot:
             fillcolor="#f8f9fa", color="#dadce0", fontcolor="#5f6368", fontsize="10", tooltip=_text(module),
         )
         clusters[module] = cluster
-        dot.add_subgraph(cluster)
+        dot.add_subgraph(cluster)  # type: ignore[arg-type]
     for key in sorted(graph.nodes):
         data = graph.nodes[key]
         node = pydot.Node(_node_id(key), label=_node_label(key, data),

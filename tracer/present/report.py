@@ -183,16 +183,16 @@ def build_report(scan: ScanResult, out_dir: Path, source_root: Path | None = Non
 
     worker.join()
     main = index_main(scan, entries, protocols, findings, by_model, graphviz, callgraph)
-    index = write_text_file(out_dir / "index.html",
-                            pages.page(f"tracer report — {framework_title}", main, _e(framework_title), "", "index"))
-    written.append(index)
-    for key in ("picture", "dot"):
-        if callgraph.get(key):
-            written.append(Path(callgraph[key]))
+    index_file = write_text_file(out_dir / "index.html",
+                                 pages.page(f"tracer report — {framework_title}", main, _e(framework_title), "", "index"))
+    written.append(index_file)
+    for kind in ("picture", "dot"):
+        if callgraph.get(kind):
+            written.append(Path(callgraph[kind]))
     _write_manifest(out_dir, written)
     return {
         "pages": len(entries),
-        "index": str(index),
+        "index": str(index_file),
         "pictures": len(pictures),
         "graphviz": graphviz,
         "callgraph": str(callgraph.get("picture") or callgraph.get("dot") or ""),

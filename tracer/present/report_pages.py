@@ -142,7 +142,7 @@ def index_main(scan: ScanResult, entries: Mapping[str, Mapping[str, ModelResult]
     # counts by verdict, per protocol
     cards = []
     for protocol in protocols:
-        counter = Counter(
+        counter: Counter[str] = Counter(
             models[protocol].verdict for models in entries.values() if protocol in models
         )
         buttons = "".join(
@@ -178,7 +178,9 @@ def index_main(scan: ScanResult, entries: Mapping[str, Mapping[str, ModelResult]
     for entry, models in entries.items():
         module, _, name = entry.rpartition(".")
         page = "models/" + page_name(entry)
-        cells, verdicts, slugs = [], [], set()
+        cells: list[str] = []
+        verdicts: list[str] = []
+        slugs: set[str] = set()
         count = 0
         for protocol in protocols:
             model = models.get(protocol)

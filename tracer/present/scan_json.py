@@ -8,7 +8,14 @@ from typing import Any
 
 from tracer.model.findings import Finding
 from tracer.model.results import (
-    Alternative, CallSite, Framework, Hop, InputProblem, ModelResult, ScanResult, ScanStats,
+    Alternative,
+    CallSite,
+    Framework,
+    Hop,
+    InputProblem,
+    ModelResult,
+    ScanResult,
+    ScanStats,
 )
 
 JSONDict = dict[str, Any]

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import html
 
-from tracer.sweep.history import _real_changes
+
+def real_changes(model: dict) -> list[dict]:
+    return [c for c in model["changes"] if "absent" not in (c["from"], c["to"])]
+
+
+_real_changes = real_changes
+
 
 _GRID_CSS = """
 .grid { border-collapse: collapse; font-size: 12px; }

@@ -10,6 +10,7 @@ import re
 from dataclasses import dataclass
 
 from tracer.index.project import Project
+from tracer.resolve.jedi_fallback import JediFallback
 from tracer.model.summary import ClassDef, Function
 
 MAX_DEPTH = 40  # re-export hops / MRO length bound (cycles and pathological trees)
@@ -60,7 +61,7 @@ class Resolver:
         self.project = project
         self._mro_cache: dict[ClassRef, tuple[list[ClassRef], list[str]]] = {}
         self._names: dict[tuple[str, str], Symbol] = {}
-        self.jedi = None  # JediFallback, created on first need
+        self.jedi: JediFallback | None = None  # created on first need
         # factory function name -> (keyword naming the architecture, architecture -> class),
         # filled by the engine from a protocol's registry (a class picked by name at run time)
         self.registry_factories: dict[str, tuple[str, dict[str, ClassRef]]] = {}
@@ -82,7 +83,8 @@ class Resolver:
                 # star imports already searched in this resolution: `a import *` of
                 # `b import *` of `a ...` (or any dense web) is not searched again,
                 # which was exponential (2**MAX_DEPTH paths for two cyclic stars).
-                saved, self._stars_searched = getattr(self, "_stars_searched", None), set()
+                saved: set[tuple[str, str]] | None = getattr(self, "_stars_searched", None)
+                self._stars_searched: set[tuple[str, str]] | None = set()
                 try:
                     found = self._resolve_name(module, dotted, depth)
                 finally:
@@ -325,8 +327,6 @@ class Resolver:
         if self.jedi is None:
             from pathlib import Path
 
-            from tracer.resolve.jedi_fallback import JediFallback
-
             some = next(iter(self.project.by_module.values()), None)
             if some is None:
                 return []
@@ -349,8 +349,10 @@ class Resolver:
                     if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
                         names = None  # absent, or not an entry of ours
                     if names is None:
-                        names = self.jedi.infer_attribute(text, source.abspath, write.line, write.col + len("self."))
-                        if self.jedi.calls_made_answer:
+                        jedi = self.jedi
+                        assert jedi is not None
+                        names = jedi.infer_attribute(text, source.abspath, write.line, write.col + len("self."))
+                        if jedi.calls_made_answer:
                             self.project.cache.put_json(key, names)
                     typed = []
                     for full_name in names:
@@ -445,7 +447,7 @@ class Resolver:
                            "chosen from the runtime config")
             return
         for name in names:
-            if name in table:
+            if isinstance(name, str) and name in table:
                 typed.append(Typed(table[name], f"registry class of {name} ({callee}({keyword}=[{name!r}]))"))
             else:
                 reasons.append(f"self.{attr} = {callee}({keyword}=[{name!r}]): {name} is not in the registry")
@@ -504,7 +506,7 @@ class Resolver:
                     typed.append(Typed(result, f"parameter annotation ({param.name}: {param.annotation})"))
                     return
         if value_src in ("self",):
-            typed.append(Typed(concrete, "self.{attr} = self".format(attr=attr)))
+            typed.append(Typed(concrete, f"self.{attr} = self"))
 
     def _parameter_value(self, concrete: ClassRef, owner: ClassRef, method: Function, param: str
                          ) -> tuple[tuple[str, str] | None, str]:

@@ -14,7 +14,6 @@ from pathlib import Path
 
 from tracer.model.errors import UsageError
 
-
 _SPEC = re.compile(r"^\s*([A-Za-z0-9_.\-]+)\s*==\s*([^.\s][^\s]*?)\s*(?:\.\.\s*([^\s]+))?\s*$")
 
 
@@ -25,7 +24,7 @@ def parse_spec(spec: str) -> tuple[str, str, str]:
     """``sglang==0.4.5..0.5.23`` -> (package, low, high); ``sglang==0.5.6`` -> one release."""
     match = _SPEC.match(spec)
     if not match:
-        raise UsageError(f"{spec!r}: expected PACKAGE==LOW..HIGH (e.g. sglang==0.4.5..0.5.23)")
+        raise UsageError(f"{spec!r}: expected PACKAGE==LOW..HIGH (e.g. mypkg==1.0..1.4)")
     package, low, high = match.group(1), match.group(2), match.group(3) or match.group(2)
     return package.lower(), low, high
 
@@ -168,7 +167,10 @@ def unpack(package: str, version: str, archive: str, cache: Path) -> str:
                 if match and member.isfile() and ".." not in member.name:
                     dest = partial / match.group(1)
                     dest.parent.mkdir(parents=True, exist_ok=True)
-                    with tf.extractfile(member) as src:
+                    src = tf.extractfile(member)
+                    if src is None:
+                        continue
+                    with src:
                         dest.write_bytes(src.read())
                     count += 1
     if not count:

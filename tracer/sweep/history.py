@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 from tracer.present.files import write_text_file
+from tracer.present.sweep_page import real_changes as _real_changes
 from tracer.sweep.run import Sweep
 
 
@@ -15,11 +16,11 @@ def _finding_key(f: dict) -> str:
 
 
 def build_history(sweep: Sweep) -> dict:
-    scanned = [r for r in sweep.releases if r.scan]
+    scanned = [r for r in sweep.releases if r.scan is not None]
     versions = [r.version for r in scanned]
     rows: dict[tuple[str, str], dict] = {}
     for release in scanned:
-        for model in release.scan["models"]:
+        for model in (release.scan or {})["models"]:
             key = (model["entry"], model["protocol"])
             row = rows.setdefault(key, {"entry": model["entry"], "protocol": model["protocol"], "cells": {}})
             row["cells"][release.version] = model
@@ -49,15 +50,11 @@ def build_history(sweep: Sweep) -> dict:
         "failed": [{"release": r.version, "stage": r.failed_stage, "reason": r.reason}
                    for r in sweep.releases if r.failed_stage],
         "protocols": sorted({m["protocol"] for m in models}),
-        "per_release": {r.version: {"seconds": r.seconds, "stats": r.scan["stats"],
-                                    "protocols_absent": r.scan["protocols_absent"],
-                                    "counts": _counts(r.scan["models"])} for r in scanned},
+        "per_release": {r.version: {"seconds": r.seconds, "stats": (r.scan or {})["stats"],
+                                    "protocols_absent": (r.scan or {})["protocols_absent"],
+                                    "counts": _counts((r.scan or {})["models"])} for r in scanned},
         "models": models, "stats": sweep.stats,
     }
-
-
-def _real_changes(model: dict) -> list[dict]:
-    return [c for c in model["changes"] if "absent" not in (c["from"], c["to"])]
 
 
 def _brief(f: dict) -> dict:

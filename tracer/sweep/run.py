@@ -101,8 +101,8 @@ def run_sweep(spec: str, cache: Path, scan_cache: Path, jobs: int, protocols: li
     # files, so after the run's first release it mostly hits the shared cache. Two runs
     # per worker, handed out as workers free up, even out runs of unequal cost.
     chunks = _chunks([r.version for r in ready], 2 * max(1, jobs), [_tree_weight(r.tree) for r in ready])
-    with ProcessPoolExecutor(max_workers=max(1, min(jobs, len(chunks)))) as pool:
-        futures = [pool.submit(_scan_chunk, [(v, by_version[v].tree, protocols, str(scan_cache)) for v in chunk])
+    with ProcessPoolExecutor(max_workers=max(1, min(jobs, len(chunks)))) as workers:
+        futures = [workers.submit(_scan_chunk, [(v, by_version[v].tree, protocols, str(scan_cache)) for v in chunk])
                    for chunk in chunks]
         for future, chunk in zip(futures, chunks):
             try:

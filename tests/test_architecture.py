@@ -1,0 +1,147 @@
+"""The architecture, checked: the import rules the README states, no import cycles,
+no module over ~500 lines without a stated reason, and no framework name in the
+stages (everything framework-specific lives in rules/*.toml). Read statically
+(the stdlib ast), like everything tracer reads."""
+
+from __future__ import annotations
+
+import ast
+import io
+import tokenize
+from pathlib import Path
+
+import networkx as nx
+import pytest
+
+PACKAGE = Path(__file__).resolve().parent.parent / "tracer"
+MAX_LINES = 500
+# Modules allowed past the bound, each with its reason.
+LONG_MODULES: dict[str, str] = {
+    "tracer.resolve.resolver": "names, MRO and attribute typing: split when the value-flow resolver replaces it",
+    "tracer.index.summarize": "one libcst visitor and its helpers; the value-flow summaries replace it",
+    # the runtime harness (tracer/verify) is measured apart: it runs the framework, not tracer's stages
+}
+
+
+def _modules() -> dict[str, Path]:
+    found = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        found[".".join(parts)] = path
+    return found
+
+
+def _imports(path: Path, module: str, top_level_only: bool = False) -> set[str]:
+    tree = ast.parse(path.read_text())
+    nodes = tree.body if top_level_only else list(ast.walk(tree))
+    names = set()
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    for node in nodes:
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            names.add(target)
+            names.update(f"{target}.{alias.name}" for alias in node.names)
+    return names
+
+
+MODULES = _modules()
+
+
+def _tracer_imports(module: str, top_level_only: bool = False) -> set[str]:
+    found = set()
+    for name in _imports(MODULES[module], module, top_level_only):
+        while name and name not in MODULES:
+            name = name.rpartition(".")[0]
+        if name and name != module and name.startswith("tracer"):
+            found.add(name)
+    return found
+
+
+def test_plain_data_imports_nothing_else_of_tracer():
+    for module in MODULES:
+        if module.startswith("tracer.model"):
+            bad = {m for m in _tracer_imports(module) if not m.startswith("tracer.model")}
+            assert not bad, f"{module} imports {sorted(bad)}"
+
+
+def test_presentation_never_imports_analysis():
+    for module in MODULES:
+        if module.startswith("tracer.present"):
+            bad = {m for m in _tracer_imports(module) if m.startswith("tracer.analysis")}
+            assert not bad, f"{module} imports {sorted(bad)}"
+
+
+def test_only_the_cli_imports_click():
+    for module, path in MODULES.items():
+        if module.startswith("tracer.cli"):
+            continue
+        assert not any(n == "click" or n.startswith("click.") for n in _imports(path, module)), module
+
+
+def test_no_import_cycles():
+    """Between modules, counting the imports that run at import time (a function-level
+    import that breaks a cycle is a cycle too, so those are counted as well, except the
+    verify harness, whose lazy imports are how torch stays out of the static tool)."""
+    graph = nx.DiGraph()
+    for module in MODULES:
+        graph.add_node(module)
+        for target in _tracer_imports(module, top_level_only=module.startswith("tracer.verify")):
+            graph.add_edge(module, target)
+    # a package's __init__ importing its own modules is not a cycle through them
+    cycles = [c for c in nx.simple_cycles(graph) if not any(m + "." in other for m in c for other in c)]
+    assert cycles == [], cycles[:5]
+
+
+def test_no_cycles_between_stage_packages():
+    graph = nx.DiGraph()
+    for module in MODULES:
+        source = ".".join(module.split(".")[:2])
+        for target in _tracer_imports(module):
+            target_package = ".".join(target.split(".")[:2])
+            if target_package != source:
+                graph.add_edge(source, target_package)
+    assert list(nx.simple_cycles(graph)) == []
+
+
+@pytest.mark.parametrize("module", [m for m in MODULES if not m.startswith("tracer.verify")])
+def test_module_size(module):
+    lines = MODULES[module].read_text().count("\n")
+    assert lines <= MAX_LINES or module in LONG_MODULES, f"{module}: {lines} lines (bound {MAX_LINES})"
+
+
+# Names that belong to one framework or protocol: they may appear in tracer/ only in
+# comments and docstrings (as examples), never in code; the packs in rules/ hold them.
+FRAMEWORK_WORDS = ("sglang", "vllm", "set_eagle3", "set_dflash", "eagle_aux_hidden", "capture_aux_hidden",
+                   "EntryClass", "get_pp_indices", "self.pp_group", "dflash_config")
+
+
+@pytest.mark.parametrize("module", [m for m in MODULES
+                                    if not m.startswith(("tracer.verify", "tracer.checks"))])
+def test_no_framework_name_in_code(module):
+    """(The catalogue's examples are SGLang-shaped trees by design: they are data.)"""
+    path = MODULES[module]
+    text = path.read_text()
+    tree = ast.parse(text)
+    docstrings = {id(node.body[0].value) for node in ast.walk(tree)
+                  if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+                  and node.body and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant)}
+    doc_lines = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and id(node) in docstrings:
+            doc_lines.update(range(node.lineno, node.end_lineno + 1))
+    found = []
+    for token in tokenize.generate_tokens(io.StringIO(text).readline):
+        if token.type in (tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE) or token.start[0] in doc_lines:
+            continue
+        lowered = token.string.lower()
+        found.extend(f"line {token.start[0]}: {token.string[:60]}" for word in FRAMEWORK_WORDS
+                     if word.lower() in lowered)
+    assert found == [], found

@@ -1,0 +1,131 @@
+"""A small abstract interpreter over the CST of one function.
+
+It runs setter bodies and decoder-layer loops on concrete config values without
+importing or executing the scanned code. Values are plain Python data (ints,
+strings, lists, dicts standing for configs), :class:`Obj` for objects known to
+exist, and :class:`Unknown` for anything the interpreter cannot evaluate. An
+``Unknown`` is never guessed into a value: it propagates, and where it decides a
+write, a call argument or a branch it is reported with the expression, the line
+and the reason. Statements, expressions and builtins are mixins in their own
+modules; the capture-loop observer is capture.py.
+"""
+
+from __future__ import annotations
+
+import copy
+import textwrap
+from collections.abc import Mapping
+from typing import Any
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from tracer.interp.builtins import Builtins
+from tracer.interp.control import _Break, _Continue, _Raise, _Return, _Stop
+from tracer.interp.expressions import Expressions
+from tracer.interp.statements import Statements
+from tracer.interp.values import Exit, Outcome, Unknown
+
+
+class Interpreter(Statements, Expressions, Builtins):
+    """One function's evaluation: the statement, expression and builtin mixins over
+    the shared core; ``observer`` (capture.py) watches the capture tests of a forward."""
+
+
+def _parse_function(source: str) -> tuple:
+    """Parse one (possibly indented) function definition."""
+    # Leading blank lines would shift every reported line away from ``first_line``.
+    text = textwrap.dedent(source).lstrip("\n")
+    module = cst.parse_module(text)
+    wrapper = MetadataWrapper(module)
+    positions = wrapper.resolve(PositionProvider)
+    module = wrapper.module
+    functions = [s for s in module.body if isinstance(s, cst.FunctionDef)]
+    if len(functions) != 1:
+        raise ValueError(f"expected one function definition, found {len(functions)}")
+    return module, positions, functions[0]
+
+
+def _bind_params(interp: Interpreter, function: cst.FunctionDef, args: Mapping[str, Any]) -> None:
+    params = function.params
+    ordered = list(params.posonly_params) + list(params.params) + list(params.kwonly_params)
+    names = set()
+    for param in ordered:
+        name = param.name.value
+        names.add(name)
+        if name == "self" or name == "cls":
+            continue
+        if name in args:
+            interp.s.locals[name] = copy.deepcopy(args[name])
+        elif param.default is not None:
+            interp.s.locals[name] = interp.eval(param.default)
+        else:
+            interp.s.locals[name] = Unknown(name, f"parameter `{name}` was not given")
+    extra = set(args) - names
+    if extra and isinstance(params.star_kwarg, cst.Param):
+        interp.s.locals[params.star_kwarg.name.value] = {k: args[k] for k in extra}
+    elif extra:
+        raise ValueError(f"unknown parameters {sorted(extra)} for {function.name.value}")
+
+
+def evaluate_function(
+    source: str,
+    *,
+    args: Mapping[str, Any],
+    env: Mapping[str, Any],
+    first_line: int = 1,
+) -> Outcome:
+    """Evaluate one function's source on the given argument values.
+
+    ``env`` binds dotted names read by the body (``self.config`` to a config
+    dict, ``self.pp_group.is_last_rank`` to a bool, ``os.environ`` to a dict);
+    ``first_line`` is the file line of the ``def`` so reported lines are file
+    lines.
+    """
+    module, positions, function = _parse_function(source)
+    interp = Interpreter(module, positions, env, first_line)
+    return _run(interp, function, args)
+
+
+def _run(interp: Interpreter, function: cst.FunctionDef, args: Mapping[str, Any]) -> Outcome:
+    returned = raised = None
+    return_value = None
+    complete = True
+    stopped = None
+    body = function.body.body
+    try:
+        _bind_params(interp, function, args)
+        interp.run_block(body)
+    except _Return as ret:
+        return_value = ret.value
+        condition = ret.condition
+        last = body[-1] if body else None
+        is_last = (
+            isinstance(last, cst.SimpleStatementLine)
+            and any(isinstance(s, cst.Return) for s in last.body)
+            and interp.line(last) == ret.line
+        )
+        if not is_last:
+            returned = Exit("return", ret.line, condition, ret.source)
+    except _Raise as exc:
+        raised = Exit("raise", exc.line, exc.condition, exc.source)
+    except _Stop as stop:
+        complete = False
+        stopped = stop.note
+        interp.note(stop.note.expr, stop.note.line, stop.note.why)
+    except (_Break, _Continue):
+        complete = False
+    return Outcome(
+        writes=dict(interp.s.writes),
+        calls=tuple(interp.s.calls),
+        returned_early=returned,
+        raised=raised,
+        return_value=return_value,
+        branches=tuple(interp.s.branches),
+        unknowns=tuple(interp.unknowns),
+        complete=complete,
+        stopped=stopped,
+        write_lines=dict(interp.s.write_lines),
+    )
+
+
