@@ -5,8 +5,11 @@ own model classes (real releases from PyPI, unpacked in the test cache) on the
 CPU, in a subprocess per release (SGLang keeps process-wide singletons), and
 assert the layers each path really captures: the table in
 shared/runtime-harness-notes.md, plus the wrapper (Llama-4) and flag-based MoE
-(Qwen3-MoE) families. They skip, with the reason, where torch or
-transformers is not importable (.ci/install-verify.sh installs them).
+(Qwen3-MoE) families. ``tracer verify --all`` is run on a handful of families
+derived from the release (no hand-written config: Qwen3, Mistral, Gemma-3,
+the loop model Nanbeige, GLM-4-MoE, the Qwen2.5-VL wrapper, DeepSeek-V3), one
+worker process each, EAGLE-3 and DFlash. They skip, with the reason, where
+torch or transformers is not importable (.ci/install-verify.sh installs them).
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from tracer.verify import families, stubs
-from tracer.verify.cli import judge
+from tracer.verify.runs import judge
 
 REPO = Path(__file__).resolve().parent.parent
 DRAFTS = REPO / "examples" / "verify-h200" / "drafts"
@@ -271,3 +274,144 @@ def test_deepseek_v3_real_shape_first_id_rule_0_5_23(sglang_release_full, tmp_pa
     assert row["judgement"]["verdict"] == "FAIL"  # asked [2,30,58]
     if row["static"].get("effective_layers") is not None:
         assert row["static"]["effective_layers"] == [1, 29, 57]
+
+
+# ---------------------------------------------------------------- derived families (verify --all)
+
+from tracer.verify import allrun, derive  # noqa: E402
+
+
+def test_shrink_keeps_patterns_and_resizes_per_layer_lists():
+    raw = {"num_hidden_layers": 12, "hidden_size": 4096, "num_attention_heads": 32, "num_key_value_heads": 8,
+           "vocab_size": 150000, "layer_types": ["sliding_attention"] * 5 + ["full_attention"] + [
+               "sliding_attention"] * 5 + ["full_attention"],
+           "mlp_layer_types": ["dense"] + ["sparse"] * 11, "per_layer_config": {"05": {"head_dim": 512}},
+           "head_dim": 128, "num_experts": 64, "num_experts_per_tok": 8, "first_k_dense_replace": 3,
+           "rope_parameters": {"rope_type": "default", "mrope_section": [16, 24, 24]},
+           "vision_config": {"hidden_size": 1280, "depth": 32, "num_heads": 16, "out_hidden_size": 4096,
+                             "deepstack_visual_indexes": [8, 16, 24]}}
+    small, notes = derive.shrink_config(raw, 8)
+    assert small["num_hidden_layers"] == 8 and small["hidden_size"] == 64 and small["vocab_size"] == 256
+    assert small["layer_types"] == ["sliding_attention"] * 5 + ["full_attention"] + ["sliding_attention"] * 2
+    assert small["mlp_layer_types"] == ["dense"] + ["sparse"] * 7
+    assert small["per_layer_config"] == {}  # the override now equals the global head_dim
+    assert small["num_experts"] == 6 and small["num_experts_per_tok"] == 2 and small["first_k_dense_replace"] == 3
+    assert sum(small["rope_parameters"]["mrope_section"]) == 8  # head_dim 16 / 2
+    vision = small["vision_config"]
+    assert vision["depth"] == 1 and vision["out_hidden_size"] == 64 and vision["deepstack_visual_indexes"] == [0]
+
+
+def test_hybrid_layers_become_attention_and_say_so():
+    small, notes = derive.shrink_config({"num_hidden_layers": 4, "hidden_size": 2048,
+                                         "layer_types": ["linear_attention"] * 3 + ["full_attention"],
+                                         "hybrid_override_pattern": "M-M*"}, 4)
+    assert small["layer_types"] == ["full_attention"] * 4 and small["hybrid_override_pattern"] == "*-**"
+    assert any("ARCHITECTURE CHANGED" in n for n in notes)
+
+
+def test_dflash_draft_ids_as_the_runner_reads_them():
+    raw, ids, source = allrun.draft_for("sglang-dflash", {"dflash_config": {"target_layer_ids": [0, 3, 6]}}, 8)
+    assert ids == [0, 3, 6]
+    # no ids: spec_aux_hidden_state.py builds them from the draft's layer count
+    _, ids, source = allrun.draft_for("sglang-dflash", {"num_hidden_layers": 3}, 8)
+    assert ids == [1, 3, 5] and source == "build_target_layer_ids"
+    assert allrun.protocol_of_draft({"dflash_config": {}}) == "sglang-dflash"
+    assert allrun.protocol_of_draft({"eagle_config": {}}) == "sglang-eagle3"
+
+
+def test_rows_one_per_entry_protocol_path_and_counted_failures():
+    entries = [
+        {"entry": "m.a.AForCausalLM", "protocol": "sglang-eagle3", "file": "a.py", "runner_ids": [0, 3, 5],
+         "static": {"available": True, "effective_layers": [0, 3, 5], "graph_layers": [1, 3, 4]},
+         "runtime": {"paths": {"extend": {"captured": [0, 3, 5]}, "decode": {"captured": [0, 3, 5]},
+                               "cuda_graph": {"captured": [1, 3, 4]}}, "setter_calls": []}},
+        {"entry": "m.b.BForCausalLM", "protocol": "sglang-eagle3", "file": "b.py", "runner_ids": [0, 3, 5],
+         "static": {"available": True, "effective_layers": [0, 3, 5], "graph_layers": [0, 3, 5]},
+         "runtime": {"error": "DeriveError: config class not found (tried BForCausalLM)"}},
+    ]
+    rows = allrun.build_rows(entries, list(allrun.PATHS))
+    assert len(rows) == 6 and all(r["agree"] for r in rows[:3]) and rows[3]["runtime"] == "not built"
+    counts = allrun.counts(entries, rows, list(allrun.PATHS))["sglang-eagle3"]
+    assert counts["all_paths_ran"] == 1 and counts["not_built"] == {"config class not found": 1}
+
+
+DERIVED = ["Qwen3ForCausalLM", "MistralForCausalLM", "Gemma3ForCausalLM", "NanbeigeForCausalLM",
+           "Glm4MoeForCausalLM", "Qwen2_5_VLForConditionalGeneration", "DeepseekV3ForCausalLM"]
+# L = 8, EAGLE-3 ids [0,3,5], DFlash ids [0,3,6] (examples/verify-h200/drafts)
+DERIVED_EXPECTED = {
+    ("Qwen3ForCausalLM", "sglang-eagle3"): [0, 3, 5], ("Qwen3ForCausalLM", "sglang-dflash"): [0, 3, 6],
+    ("MistralForCausalLM", "sglang-eagle3"): [0, 3, 5], ("MistralForCausalLM", "sglang-dflash"): [0, 3, 6],
+    # Gemma-3 hands on hidden_states without the residual: the layers are the
+    # asked ones, the tensors are not the residual stream
+    ("Gemma3ForCausalLM", "sglang-eagle3"): [0, 3, 5],
+    # a loop model (num_loops = 2): ids count unrolled steps
+    ("NanbeigeForCausalLM", "sglang-dflash"): [0, 3, 6],
+    ("Glm4MoeForCausalLM", "sglang-eagle3"): [0, 3, 5],
+    ("Qwen2_5_VLForConditionalGeneration", "sglang-eagle3"): [0, 3, 5],
+    # DeepSeek's first-id rule (0.5.23): no +1 unless ids[0] == 1
+    ("DeepseekV3ForCausalLM", "sglang-eagle3"): [-1, 2, 4], ("DeepseekV3ForCausalLM", "sglang-dflash"): [0, 3, 6],
+}
+
+
+@needs_torch
+@pytest.mark.real
+def test_verify_all_derived_families_0_5_23(sglang_release_full, tmp_path):
+    """A handful of families derived from the release (no hand-written
+    config, random weights), each in its own worker, both protocols."""
+    out = tmp_path / "all.json"
+    cmd = [sys.executable, "-m", "tracer.verify.cli", "--all", "--framework", str(sglang_release_full("0.5.23")),
+           "--device", "cpu", "-j", "2", "--timeout", "400", "--cache-dir", str(tmp_path / "scan-cache"),
+           "--draft-config", str(DRAFTS / "ids-0-3-5"), "--draft-config", str(DRAFTS / "dflash-0-3-6"),
+           "--work-dir", str(tmp_path / "work"), "-o", str(out)]
+    for entry in DERIVED:
+        cmd += ["--entry", entry]
+    proc = subprocess.run(cmd, cwd=tmp_path, env=dict(os.environ, CUDA_VISIBLE_DEVICES=""),
+                          capture_output=True, text=True, timeout=900)
+    assert out.is_file(), proc.stderr[-3000:]
+    report = json.loads(out.read_text())
+    assert report["paths"] == ["extend", "decode"]
+    seen = {}
+    for row in report["rows"]:
+        seen[(row["entry"], row["protocol"], row["path"])] = row
+    # Gemma-3's rotary code calls einops, which .ci/install-verify.sh does not
+    # install: then its rows say so (a stub was called), counted, not hidden
+    have_einops = importlib.util.find_spec("einops") is not None
+    for (entry, protocol), expected in DERIVED_EXPECTED.items():
+        for path in ("extend", "decode"):
+            row = seen[(entry, protocol, path)]
+            if entry == "Gemma3ForCausalLM" and not have_einops:
+                assert row["runtime"] == "error" and "einops" in row["error"], row
+                continue
+            assert row["runtime"] == expected, (entry, protocol, path, row)
+            if isinstance(row["static"], list):  # where the static side predicts, it agrees
+                assert row["agree"], row
+    if have_einops:
+        assert all(seen[("Gemma3ForCausalLM", "sglang-eagle3", p)].get("partial_stream") for p in ("extend", "decode"))
+    assert not any(seen[("Qwen3ForCausalLM", "sglang-eagle3", p)].get("partial_stream") for p in ("extend", "decode"))
+    entry = next(e for e in report["entries"] if e["entry"].endswith(".Qwen2_5_VLForConditionalGeneration"))
+    assert entry["wrapper"] and entry["runtime"]["provenance"]["config_class"].endswith("Qwen2_5_VLConfig")
+
+
+@needs_torch
+@pytest.mark.real
+def test_verify_all_0_5_6_runner_order(sglang_release_full, tmp_path):
+    """0.5.6's graph runner calls the setter without ids before the runner
+    passes the draft's: on the CPU (no graph) the eager paths capture the
+    draft's layers, and the recorded call order shows the fallback first."""
+    out = tmp_path / "all.json"
+    cmd = [sys.executable, "-m", "tracer.verify.cli", "--all", "--framework", str(sglang_release_full("0.5.6")),
+           "--device", "cpu", "-j", "2", "--protocol", "sglang-eagle3", "--cache-dir", str(tmp_path / "c"),
+           "--draft-config", str(DRAFTS / "ids-0-3-5"), "--entry", "Qwen3ForCausalLM", "--entry", "Phi3ForCausalLM",
+           "-o", str(out)]
+    proc = subprocess.run(cmd, cwd=tmp_path, env=dict(os.environ, CUDA_VISIBLE_DEVICES=""),
+                          capture_output=True, text=True, timeout=900)
+    assert out.is_file(), proc.stderr[-3000:]
+    report = json.loads(out.read_text())
+    assert report["protocols"] == ["sglang-eagle3"] and report["protocols_absent"] == []
+    for res in report["entries"]:
+        calls = res["runtime"]["setter_calls"]
+        assert [c["call"].split("(")[0] for c in calls] == ["set_eagle3_layers_to_capture", "capture decode CUDA graph",
+                                                            "set_eagle3_layers_to_capture"]
+        assert calls[0]["result"]["layers_to_capture"] == [2, 4, 5]  # the fallback [2, L//2, L-3]
+        for path in ("extend", "decode"):
+            assert res["runtime"]["paths"][path]["captured"] == [0, 3, 5]

@@ -122,6 +122,34 @@ def _graph_safe_decode(base):
     return GraphSafeTorchNativeAttnBackend
 
 
+DROPPED_KWARGS: set = set()
+
+
+def _extra_kwargs_dropped(base):
+    """SGLang's TorchNativeAttnBackend with forward_extend / forward_decode
+    accepting keyword arguments other backends take (GPT-OSS's attention
+    ``sinks``, ...) and dropping them: the attention math then omits that term,
+    which changes the numbers, never which layer's stream is captured. Each
+    dropped name is recorded (and listed in the report's patches)."""
+    import inspect
+
+    known = {name for fn in (base.forward_extend, base.forward_decode)
+             for name in inspect.signature(fn).parameters}
+
+    class TorchNativeAttnBackendDroppingExtras(base):
+        def forward_extend(self, q, k, v, layer, forward_batch, save_kv_cache=True, **kwargs):
+            DROPPED_KWARGS.update(k for k in kwargs if k not in known)
+            kwargs = {k: v for k, v in kwargs.items() if k in known}
+            return super().forward_extend(q, k, v, layer, forward_batch, save_kv_cache, **kwargs)
+
+        def forward_decode(self, q, k, v, layer, forward_batch, save_kv_cache=True, **kwargs):
+            DROPPED_KWARGS.update(k for k in kwargs if k not in known)
+            kwargs = {k: v for k, v in kwargs.items() if k in known}
+            return super().forward_decode(q, k, v, layer, forward_batch, save_kv_cache, **kwargs)
+
+    return TorchNativeAttnBackendDroppingExtras
+
+
 class Adapter:
     """What differs between releases. One instance per process: SGLang keeps
     process-wide singletons, so the environment is set up once."""
@@ -171,7 +199,9 @@ class Adapter:
             TorchNativeAttnBackend,
         )
 
-        cls = _graph_safe_decode(TorchNativeAttnBackend) if graph_safe else TorchNativeAttnBackend
+        cls = _extra_kwargs_dropped(TorchNativeAttnBackend)
+        if graph_safe:
+            cls = _graph_safe_decode(cls)
         backend = cls(SimpleNamespace(device=self.device, req_to_token_pool=req_pool,
                                       token_to_kv_pool=kv_pool))
         # 0.5.6's backend keeps no pools (the batch carries them); keep them
@@ -228,10 +258,40 @@ class Adapter:
     def _fused_op_base(self):
         raise NotImplementedError
 
-    def setter_order(self) -> list[dict[str, object]]:
+    def setter_order(self, protocol: str = "sglang-eagle3") -> list[dict[str, object]]:
         """The setter calls around CUDA-graph capture, in the runner's order,
         each with the release line that makes it."""
         raise NotImplementedError
+
+    def build_context(self, entry_cls, hf_config):
+        """What the release's loader wraps a model's construction in."""
+        return contextlib.nullcontext()
+
+    def adjust_config(self, tiny: dict, notes: list) -> None:
+        """Device- and release-specific config changes (each noted)."""
+        from .derive import text_part
+
+        text = text_part(tiny)
+        rope_now = text.get("rope_scaling") or text.get("rope_parameters") or {}
+        plain = not isinstance(rope_now, dict) or not rope_now.get("factor")
+        # SGLang's CPU rope factory takes only deepseek_yarn for MLA models, and
+        # 0.5.6's MLA rope reads rope_scaling["factor"]: both get yarn with
+        # factor 1, which is plain rope (the same numbers)
+        if text.get("kv_lora_rank") and (self.device == "cpu" or (self.layout == "batch-fields" and plain)):
+            # SGLang's CPU rope factory takes only deepseek_yarn for MLA models;
+            # yarn with factor 1 is plain rope (the same numbers)
+            for key in ("rope_scaling", "rope_parameters"):
+                rope = text.get(key)
+                if isinstance(rope, dict) or key == "rope_scaling":
+                    rope = dict(rope or {})
+                    theta = rope.get("rope_theta", text.get("rope_theta", 10000.0))
+                    rope.update(rope_type="yarn", factor=1.0, rope_theta=theta,
+                                original_max_position_embeddings=rope.get(
+                                    "original_max_position_embeddings", 256))
+                    rope.pop("type", None)
+                    text[key] = rope
+            notes.append("MLA rope as yarn with factor 1 (= plain rope): SGLang's CPU rope factory takes "
+                         "only deepseek_yarn, 0.5.6's MLA rope reads rope_scaling['factor']")
 
     def _note(self, patch: str) -> None:
         if patch not in self.patches:
@@ -328,14 +388,27 @@ class RuntimeContextAdapter(Adapter):
         self.patches.append("AttentionBackendRegistry.register('torch_native' -> MLA) (DeepSeek: "
                             "no torch_native handler; the triton fallback picks MHA prefill)")
 
-    def setter_order(self):
+    def setter_order(self, protocol: str = "sglang-eagle3"):
+        setter = "set_dflash_layers_to_capture" if protocol == "sglang-dflash" else "set_eagle3_layers_to_capture"
         return [
-            {"call": "set_eagle3_layers_to_capture(draft ids)",
+            {"call": f"{setter}(draft ids)",
              "at": self._find_line("model_executor/model_runner_components/attention_backend_setup.py",
-                                   r"model\.set_eagle3_layers_to_capture\(")},
+                                   rf"model\.{setter}\(")},
             {"call": "capture decode CUDA graph",
              "at": self._find_line("model_executor/model_runner.py", r"def init_cuda_graphs")},
         ]
+
+    def build_context(self, entry_cls, hf_config):
+        """0.5.23's _initialize_model builds under
+        get_model().override(shared_experts=resolve_shared_experts_config(...))."""
+        try:
+            from sglang.srt.layers.moe.utils import resolve_shared_experts_config
+            from sglang.srt.runtime_context import get_model
+
+            shared = resolve_shared_experts_config(entry_cls, hf_config, None)
+            return get_model().override(shared_experts=shared)
+        except Exception:
+            return contextlib.nullcontext()
 
 
 class BatchFieldsAdapter(Adapter):
@@ -426,7 +499,9 @@ class BatchFieldsAdapter(Adapter):
             setattr(self.server_args, field, "torch_native")  # the name DeepSeek dispatches on
         self.patches.append("AttentionBackendRegistry.register('torch_native' -> MLA) (DeepSeek)")
 
-    def setter_order(self):
+    def setter_order(self, protocol: str = "sglang-eagle3"):
+        if protocol != "sglang-eagle3":
+            return []  # this layout's runner knows EAGLE-3 only
         return [
             {"call": "set_eagle3_layers_to_capture()  (no ids: fallback)",
              "at": self._find_line("model_executor/cuda_graph_runner.py",

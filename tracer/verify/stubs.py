@@ -139,6 +139,9 @@ class StubModule(types.ModuleType):
     def __getattr__(self, name):
         if name.startswith("__") and name.endswith("__"):
             raise AttributeError(name)
+        if f"{self.__name__}.{name}" in _EXTRA_SUBMODULES:
+            # a submodule with real values (triton.runtime.driver, ...)
+            return importlib.import_module(f"{self.__name__}.{name}")
         source = _HAND_BACK.get(self.__name__)
         if source is not None and source in sys.modules and hasattr(sys.modules[source], name):
             USAGE.touch(f"{self.__name__}.{name} -> {source}.{name}")
@@ -146,6 +149,9 @@ class StubModule(types.ModuleType):
         value = _make_stub(f"{self.__name__}.{name}")
         setattr(self, name, value)
         return value
+
+
+_EXTRA_SUBMODULES = {"triton.runtime", "triton.language", "triton.runtime.autotuner"}
 
 
 def _triton_extras(module: StubModule) -> None:
@@ -159,6 +165,24 @@ def _triton_extras(module: StubModule) -> None:
         module.constexpr = _make_stub("triton.language.constexpr")
     elif name == "triton.runtime.autotuner":
         module.OutOfResources = type("OutOfResources", (Exception,), {})
+    elif name == "triton.runtime":
+        # "which GPU backend is active" must fail, as it does without a GPU
+        # (SGLang's fla utils then pick "cpu"), not answer with a stub
+        module.driver = _Refusing("triton.runtime.driver")
+
+
+class _Refusing:
+    """An attribute whose every use raises StubCalled (code that probes it
+    under try/except takes its no-GPU branch)."""
+
+    def __init__(self, name: str):
+        self._name = name
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        USAGE.touch(f"{self._name}.{name}")
+        raise StubCalled(f"{self._name}.{name} read (stub)")
 
 
 class _StubLoader(importlib.abc.Loader):

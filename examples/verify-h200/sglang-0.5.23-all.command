@@ -1,0 +1,1 @@
+python3 -P -m tracer.verify.cli --all --device cuda -j 14 --timeout 200 --memory 24000 --work-dir /tmp/work-sglang-0.5.23-all --include-broken --framework /tmp/sg-0.5.23 --scan-json .verify-bundle/scan-0.5.23.json --draft-config examples/verify-h200/drafts/ids-0-3-5 --draft-config examples/verify-h200/drafts/dflash-0-3-6 -o /root/out/sglang-0.5.23-all.json

@@ -1,0 +1,1 @@
+python3 -P -m tracer.verify.cli --all --device cuda -j 14 --timeout 200 --memory 24000 --work-dir /tmp/work-sglang-0.5.6-all --framework /tmp/sg-0.5.6 --scan-json .verify-bundle/scan-0.5.6.json --protocol sglang-eagle3 --draft-config examples/verify-h200/drafts/ids-0-3-5 -o /root/out/sglang-0.5.6-all.json
