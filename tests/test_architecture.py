@@ -35,7 +35,10 @@ def _modules() -> dict[str, Path]:
 
 def _imports(path: Path, module: str, top_level_only: bool = False) -> set[str]:
     tree = ast.parse(path.read_text())
-    nodes = tree.body if top_level_only else list(ast.walk(tree))
+    typing_only = {id(n) for block in ast.walk(tree) if isinstance(block, ast.If)
+                   and ast.unparse(block.test) in ("TYPE_CHECKING", "typing.TYPE_CHECKING")
+                   for stmt in block.body for n in ast.walk(stmt)}  # never run: not an import cycle
+    nodes = [n for n in (tree.body if top_level_only else list(ast.walk(tree))) if id(n) not in typing_only]
     names = set()
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
     for node in nodes:
@@ -124,9 +127,10 @@ FRAMEWORK_WORDS = ("sglang", "vllm", "set_eagle3", "set_dflash", "eagle_aux_hidd
 
 
 @pytest.mark.parametrize("module", [m for m in MODULES
-                                    if not m.startswith(("tracer.verify", "tracer.checks"))])
+                                    if not m.startswith(("tracer.verify", "tracer.checks", "tracer.cli.verify"))])
 def test_no_framework_name_in_code(module):
-    """(The catalogue's examples are SGLang-shaped trees by design: they are data.)"""
+    """(The catalogue's examples are SGLang-shaped trees by design: they are data. The runtime
+    harness, tracer/verify and its command, runs one framework's model code: it names it.)"""
     path = MODULES[module]
     text = path.read_text()
     tree = ast.parse(text)

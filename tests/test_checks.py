@@ -66,9 +66,7 @@ def _findings(tmp_path, example: Example) -> tuple[list[dict], set]:
 
 
 # Examples a check does not pass yet, each with its reason (strict: an xfail that passes fails).
-KNOWN_GAPS = {
-    "broken-delegation-fires-1": "a misspelled delegate is followed by name only: the value-flow resolver (issue 13)",
-}
+KNOWN_GAPS: dict[str, str] = {}
 
 
 def _cases(kind: str):

@@ -273,7 +273,8 @@ def test_vllm_model_using_the_interface_default(vllm_scan):
     # (_init_model returns LlamaModel), and calls holder._set_aux_hidden_state_layers
     # (1749) = EagleModelMixin (LlamaModel(nn.Module, EagleModelMixin), llama.py:347),
     # which writes self.aux_hidden_state_layers (1617); the decoder loop calls
-    # _maybe_add_hidden_state, which reads it (1647).
+    # _maybe_add_hidden_state, which reads it (1647). (_cache_aux_pp_layout reads it too,
+    # from the setter, not from a forward: it is not a reader.)
     _, models = vllm_scan
     llama = models["LlamaForCausalLM"]
     assert llama["verdict"] == "ok", llama["reason"]
@@ -281,7 +282,6 @@ def test_vllm_model_using_the_interface_default(vllm_scan):
         ("setter", "interfaces.SupportsEagle3.set_aux_hidden_state_layers", 1728),
         ("delegate", "interfaces.EagleModelMixin._set_aux_hidden_state_layers", 1616),
         ("write", "llama.LlamaModel.aux_hidden_state_layers", 1617),
-        ("read", "interfaces.EagleModelMixin._cache_aux_pp_layout", 1635),
         ("read", "interfaces.EagleModelMixin._maybe_add_hidden_state", 1647),
     ]
     assert llama["chain"][1]["call_line"] == 1749 and llama["chain"][1]["passes_ids"] is True
@@ -338,15 +338,18 @@ def test_vllm_multimodal_wrapper_delegating(vllm_scan):
 
 @pytest.mark.real
 def test_vllm_models_without_the_interface_or_with_a_broken_holder(vllm_scan):
-    _, models = vllm_scan
+    data, models = vllm_scan
     # bloom.py:317 BloomForCausalLM(nn.Module, SupportsPP, SupportsQuant): no SupportsEagle3.
     assert models["BloomForCausalLM"]["verdict"] == "missing"
     # exaone4_5.py:326 subclasses Qwen2_5_VL (so it claims SupportsEagle3) but builds
     # Exaone4ForCausalLM (359), whose Exaone4Model(nn.Module) (exaone4.py:293) lacks
-    # EagleModelMixin: the interface's `assert isinstance(holder, EagleModelMixin)` fails.
+    # EagleModelMixin: the interface's `assert isinstance(holder, EagleModelMixin)` fails
+    # (interfaces.py:1746), before the holder's missing _set_aux_hidden_state_layers is called.
     exaone = models["Exaone4_5_ForConditionalGeneration"]
     assert exaone["verdict"] == "broken"
-    assert "Exaone4Model" in exaone["reason"] and "_set_aux_hidden_state_layers" in exaone["reason"]
+    assert "Exaone4Model" in exaone["reason"] and "assert isinstance(holder, EagleModelMixin)" in exaone["reason"]
+    assert [f["line"] for f in data["findings"] if f["slug"] == "broken-delegation"
+            and "Exaone4_5" in str(f["entries"])] == [1746]
     # llava.py: the language model's class comes from config.text_config at run time.
     assert models["LlavaForConditionalGeneration"]["verdict"] == "unknown"
 

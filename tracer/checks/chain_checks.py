@@ -30,8 +30,11 @@ MISSING_SETTER = Check(
         "This is a support-matrix entry, not a bug in itself.",
     example="class FooForCausalLM(nn.Module):  # no set_eagle3_layers_to_capture\n    ...\nEntryClass = FooForCausalLM",
     fix="Add the setter (usually by delegating to the inner model) if the model should support the protocol.",
-    messages={"": "{entry_name} has no {setter} (not in its class or any base): {protocol} is unsupported"},
-    hints={"": "Implement {setter} on {entry_name}, delegating to the inner language model."},
+    messages={"": "{entry_name} has no {setter} (not in its class or any base): {protocol} is unsupported",
+              "undeclared": "{entry_name} defines {setter} but does not declare {bases}: the runner refuses it, "
+                            "so {protocol} is unsupported"},
+    hints={"": "Implement {setter} on {entry_name}, delegating to the inner language model.",
+           "undeclared": "Declare {bases} among the bases of {entry_name}."},
     fires=(example(model_file("foo", model()), model_file("bar", mark(model("Bar", setter=""),
                                                                     "class BarForCausalLM", "missing-setter"))),),
     quiet=(example(model_file("foo", model())),),
@@ -79,8 +82,8 @@ DEAD_WRITE = Check(
     example="self.model.layers_to_capture = [val + 1 for val in layer_ids]  # FooModel.forward never reads it",
     fix="Write the attribute on the object whose forward loop reads it, or make the loop read it.",
     messages={
-        "no-reader": "{target} is written, but no method of {state_owner} (or its bases) reads "
-                     "self.{attribute}: nothing is captured for {entry_name}",
+        "no-reader": "{target} is written, but no forward that runs for {state_owner} reads "
+                     "self.{attr}{cut}: nothing is captured for {entry_name}",
         "near-miss": "{target} is written, but the decoder loop reads {attribute}: nothing is captured",
     },
     hints={"no-reader": "Write {attribute} on the object whose forward loop reads it.",
@@ -110,10 +113,13 @@ IDS_DROPPED = Check(
                   "{fallback} whatever the draft config says",
         "runner-default": "{caller} calls {setter}({default}()): the model's default layers are captured "
                           "whatever layer ids the draft config names",
+        "ignored": "{owner_name}.{method} stores {target} without using its ids: the same layers are captured "
+                   "whatever the draft config says",
     },
     hints={"hop": "Pass the ids on: {callee}({ids_param}).",
            "runner": "Pass the configured ids (or do not call the setter here).",
-           "runner-default": "Read the ids from the draft config and use the model's default only when it names none."},
+           "runner-default": "Read the ids from the draft config and use the model's default only when it names none.",
+           "ignored": "Store the ids the setter is given (the default only when it is given none)."},
     fires=(example(model_file("foo", model(extra=_WRAPPER.replace(
         "{call}", "self.language_model.set_eagle3_layers_to_capture()  # expect: ids-dropped"),
         entry="[FooForCausalLM, FooVLForConditionalGeneration]"))),),
@@ -269,5 +275,27 @@ DEAD_DEFAULT = Check(
 ''')), protocol="vllm-eagle3"),),
 )
 
+# the first definition validates and shifts; the second, later in the class body, is the one that runs
+_SHADOWED = mark(SETTER, "def set_eagle3", "shadowed-setter") + SETTER.replace("[val + 1 for val in layer_ids]",
+                                                                              "list(layer_ids)")
+
+SHADOWED_SETTER = Check(
+    slug="shadowed-setter", severity="warning", stage="chains",
+    summary="a class body defines the setter twice, and the later one silently replaces the earlier",
+    what="Reports a class whose body has two `def` of the setter: Python binds the name to the last one, so the "
+         "first (often the validated or shifting one) never runs.",
+    why="The code reads as if the first definition mattered; the ids take the path of the second one (in "
+        "SGLang 0.5.19-0.5.21 `qwen3_5_text.py` it dropped the +1 shift, so DFlash captured one layer early; "
+        "sglang PR 38091).",
+    example="class FooForCausalLM(nn.Module):\n    def set_dflash_layers_to_capture(self, ids): ...  # never runs\n"
+            "    def set_dflash_layers_to_capture(self, ids): ...",
+    fix="Delete one of the definitions (keep the one that is right).",
+    messages={"": "{owner_name} defines {setter} {count} times (lines {first} and {last}): the definition at line "
+                  "{last} replaces the one at line {first}, which never runs"},
+    hints={"": "Keep one definition of {setter} in {owner_name}."},
+    fires=(example(model_file("foo", model(setter=_SHADOWED))),),
+    quiet=(example(model_file("foo", model())),),
+)
+
 CHECKS = (MISSING_SETTER, BROKEN_DELEGATION, DEAD_WRITE, IDS_DROPPED, FLAG_NOT_SET, SILENT_FALLBACK, UNRESOLVED,
-          DEAD_DEFAULT)
+          DEAD_DEFAULT, SHADOWED_SETTER)

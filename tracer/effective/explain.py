@@ -27,6 +27,7 @@ import libcst as cst
 from tracer.effective.configs import DraftConfig, TargetConfig
 from tracer.effective.findings import Facts, effective_findings, known_list, plain
 from tracer.effective.sources import ExplainError, FunctionSource, Sources
+from tracer.effective.stages import stage_ranges
 from tracer.interp.evaluate import (
     ABSENT,
     Obj,
@@ -40,35 +41,6 @@ from tracer.model.protocol import Protocol
 from tracer.model.results import CallSite, Hop, ModelResult
 
 __all__ = ["ExplainError", "explain_model", "stage_ranges"]
-
-
-def stage_ranges(sources: Sources, protocol: Protocol, num_layers: int, pp: int,
-                 environ: dict | None = None) -> tuple:
-    """[(start, end)] per pipeline rank, computed by evaluating the release's own
-    stage function (the pack's ``pp_indices_function``, so the version's remainder
-    rule is used); (None, why) when it cannot."""
-    if pp == 1:
-        return [(0, num_layers)], None
-    name = protocol.pp_indices_function
-    found = sources.split(name) if name else None
-    fn = sources.function(*found) if found else None
-    if fn is not None:
-        relative = fn.file
-        ranges = []
-        for rank in range(pp):
-            outcome = evaluate_function(
-                fn.source,
-                args={"num_hidden_layers": num_layers, "pp_rank": rank, "pp_size": pp},
-                env={"os.environ": dict(environ or {})},
-                first_line=fn.first_line,
-            )
-            value = outcome.return_value
-            if outcome.raised or not outcome.complete or not isinstance(value, tuple) or any(is_unknown(v) for v in value):
-                why = outcome.raised.source if outcome.raised else (outcome.unknowns[0].why if outcome.unknowns else "no value")
-                return None, f"{fn.name} ({relative}:{fn.first_line}) could not be evaluated for rank {rank}: {why}"
-            ranges.append(tuple(value))
-        return ranges, f"{relative}:{fn.first_line} {fn.name} with no layer-partition override in the environment"
-    return None, f"{name or 'the stage function (effective.pp_indices_function)'} was not found in the scanned tree"
 
 
 @dataclass
@@ -134,7 +106,9 @@ def _run_chain(sources: Sources, hops: list[Hop], ids: Any, target: TargetConfig
     steps: list = []
     unknowns: list = []
     early = raised = None
-    args = {protocol.ids_parameter: copy.deepcopy(ids)}
+    # the ids go to the setter's first parameter, whatever its name (the runner passes them positionally)
+    first = _params(sources.of_qualname(hops[0].qualname)) if hops else []
+    args = {(first[0] if first else protocol.ids_parameter): copy.deepcopy(ids)}
     marker = protocol.state_markers[0] if protocol.state_markers else None
     prefix = "self"
     num_layers = target.num_hidden_layers

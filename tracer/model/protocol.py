@@ -29,7 +29,11 @@ class Protocol:
     id_shift: int = 0
     markers: tuple[str, ...] = ()
     state_markers: tuple[str, ...] = ()  # per-layer attributes a forward may read instead of the list
-    delegate_methods: tuple[str, ...] = ()  # hint: methods that carry the setter's job further down
+    delegate_methods: tuple[str, ...] = ()  # carriers: methods that must be handed the ids (ids-dropped)
+    # value flow
+    forward_methods: tuple[str, ...] = ("forward",)  # where a model's run starts (reads count from there)
+    method_values: tuple[str, ...] = ()  # "getter=self.attr": what a getter returns when its body can't be read
+    capability_bases: tuple[str, ...] = ()  # an entry class is capable only with one of these in its MRO
     # entry classes
     entry_kind: str = "module-variable"  # or "registry-dict"
     entry_variable: str = ""  # the registry variable of "module-variable" entry modules

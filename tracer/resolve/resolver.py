@@ -10,8 +10,8 @@ import re
 from dataclasses import dataclass
 
 from tracer.index.project import Project
-from tracer.resolve.jedi_fallback import JediFallback
 from tracer.model.summary import ClassDef, Function
+from tracer.resolve.jedi_fallback import JediFallback
 
 MAX_DEPTH = 40  # re-export hops / MRO length bound (cycles and pathological trees)
 
@@ -228,6 +228,10 @@ class Resolver:
         if cls is None:
             return []
         return [span[0] for span in cls.method_spans] or [m.name for m in cls.methods]
+
+    def method_names_in_mro(self, ref: ClassRef) -> list[str]:
+        classes, _ = self.mro(ref)
+        return list(dict.fromkeys(name for cls in classes for name in self.method_names(cls)))
 
     def method(self, ref: ClassRef, name: str) -> Function | None:
         """The summary of ``ref``'s own method ``name`` (parsed on first use)."""

@@ -1,0 +1,180 @@
+"""Value flow through one method body (the stdlib ast), demand-driven from the setter.
+
+The layer ids are a value (:class:`Ids`): bound to the setter's ids parameter,
+carried through locals, comprehensions, builtins and any call that receives them,
+into whatever attribute stores them. Receivers are values too (:class:`Inst`, an
+instance of a class of the tree, typed by the resolver): every call is resolved
+against its receiver's class and MRO, so a method that is not there is found
+whatever its name, and a call carrying the ids is followed whatever its name. Tests
+the code can decide statically (``hasattr``/``isinstance`` on a known class, ``x is
+None`` on an object) pick their branch; the others run both branches. Nothing here
+knows a framework: the caller says which names carry the ids without taking them
+(``carriers``) and what a getter returns when its body cannot be read (``hints``).
+"""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+from collections.abc import Callable
+
+from tracer.analysis.flow_body import _Body
+from tracer.analysis.flow_values import (
+    NONE,
+    Atom,
+    Call,
+    ClassObj,
+    Const,
+    Flow,
+    Ids,
+    Inst,
+    Opaque,
+    Problem,
+    Values,
+    Write,
+    _Env,
+    closest,
+    tainted,
+)
+from tracer.index.project import Project
+from tracer.resolve.resolver import ClassRef, Resolver
+
+MAX_DEPTH = 12  # followed calls, one inside the other
+
+
+class FlowAnalysis:
+    """Evaluates methods of the tree for one entry class's chain."""
+
+    def __init__(self, resolver: Resolver, carriers: set[str], hints: dict[str, str],
+                 path_of: Callable[[str], str]):
+        self.resolver = resolver
+        self.project: Project = resolver.project
+        self.carriers = carriers
+        self.hints = hints
+        self.path_of = path_of
+        self._stack: list[tuple[ClassRef, str]] = []
+        self._parsed: dict[tuple[str, str], tuple[ast.FunctionDef, int] | None] = {}
+        self._values: dict[tuple[ClassRef, ClassRef, str], Values] = {}
+
+    # -- sources --------------------------------------------------------------------------------
+    def function(self, cls: ClassRef, name: str) -> tuple[ast.FunctionDef, int] | None:
+        """The ast of a method and the offset that turns its lines into file lines."""
+        key = (cls.module, f"{cls.qualname}.{name}")
+        if key not in self._parsed:
+            text = self.project.function_text(*key)
+            span = self.project.span(*key)
+            found = None
+            if text is not None and span is not None:
+                try:
+                    tree = ast.parse(textwrap.dedent(text))
+                except (SyntaxError, ValueError, RecursionError, MemoryError):
+                    tree = None
+                node = tree.body[0] if tree is not None and tree.body else None
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    found = (node, span[0] - 1)  # type: ignore[assignment]
+            self._parsed[key] = found
+        return self._parsed[key]
+
+    # -- running a method -------------------------------------------------------------------------
+    def run(self, owner: ClassRef, concrete: ClassRef, name: str, args: list[Values] | None = None,
+            kwargs: dict[str, Values] | None = None, ids_param: str = "", value_mode: bool = False) -> Flow | None:
+        """Evaluate ``owner.name`` on an instance of ``concrete`` with the given arguments
+        (the first positional parameter after self receives ``args[0]``...)."""
+        found = self.function(owner, name)
+        if found is None:
+            return None
+        node, offset = found
+        flow = Flow(owner, concrete, name, self.path_of(owner.module), node.lineno + offset, node.col_offset,
+                    ids_param)
+        key = (concrete, f"{owner.fullname}.{name}")
+        if key in self._stack:
+            flow.problems.append(Problem("cycle", flow.line, 0, f"{owner.name}.{name}",
+                                         f"{owner.name}.{name} is reached again from itself"))
+            return flow
+        if len(self._stack) > MAX_DEPTH:
+            flow.problems.append(Problem("depth", flow.line, 0, f"{owner.name}.{name}", "delegation deeper than the bound"))
+            return flow
+        env = _Env()
+        params = [a.arg for a in node.args.posonlyargs + node.args.args]
+        if params and params[0] in ("self", "cls"):
+            env[params[0]] = (Inst(concrete, "self"),)
+            params = params[1:]
+        defaults = dict(zip(reversed(params), reversed(node.args.defaults)))
+        given = list(args or [])
+        for index, param in enumerate(params):
+            if index < len(given):
+                env[param] = given[index]
+            elif kwargs and param in kwargs:
+                env[param] = kwargs[param]
+            elif param in defaults:
+                env[param] = self._default(defaults[param], owner)
+            else:
+                env[param] = (Opaque(f"parameter {param}"),)
+        for arg in node.args.kwonlyargs:
+            env[arg.arg] = (kwargs or {}).get(arg.arg, (Opaque(f"parameter {arg.arg}"),))
+        self._stack.append(key)
+        try:
+            _Body(self, flow, owner, concrete, offset, value_mode, node).run(node.body, env)
+        finally:
+            self._stack.pop()
+        return flow
+
+    def _default(self, node: ast.expr, owner: ClassRef) -> Values:
+        if isinstance(node, ast.Constant):
+            return (Const(node.value),)
+        return (Opaque("a default value"),)
+
+    def method_value(self, concrete: ClassRef, name: str) -> Values:
+        """What ``self.name()`` returns on an instance of ``concrete`` (a getter)."""
+        found = self.resolver.find_method(concrete, name)
+        if found is None:
+            return (Opaque(f"{concrete.name} has no {name}()"),)
+        owner, _ = found
+        key = (concrete, owner, name)
+        if key not in self._values:
+            self._values[key] = (Opaque("a getter that returns itself"),)
+            flow = self.run(owner, concrete, name, value_mode=True)
+            values: Values = flow.returns if flow is not None and flow.returns else (Opaque(f"{name}() returns nothing readable"),)
+            if any(isinstance(v, Opaque) for v in values) and name in self.hints:
+                # the body could not be read to the end: the pack's statement of what it returns
+                values = self._hinted(concrete, name) or values
+            self._values[key] = values
+        return self._values[key]
+
+    def _hinted(self, concrete: ClassRef, name: str) -> Values:
+        """A protocol pack's statement of what a getter returns (``name=self.attr``)."""
+        path = self.hints[name]
+        if not path.startswith("self."):
+            return ()
+        current: Values = (Inst(concrete, "self"),)
+        for attr in path.split(".")[1:]:
+            current = self.attribute(current, attr)
+        return tuple(Inst(v.cls, f"{name}() returns {path} (the protocol pack says so); {v.how}")
+                     if isinstance(v, Inst) else v for v in current)
+
+    def attribute(self, base: Values, attr: str) -> Values:
+        out: list[Atom] = []
+        for atom in base:
+            if isinstance(atom, Inst):
+                typed = self.resolver.attribute_types(atom.cls, attr)
+                if isinstance(typed, list):
+                    out.extend(Inst(t.cls, t.how if atom.how == "self" else f"{atom.how}; {t.how}") for t in typed)
+                elif self.resolver.find_method(atom.cls, attr) is not None:
+                    out.append(Opaque(f"the bound method {atom.cls.name}.{attr}"))
+                else:
+                    out.append(Opaque(typed.why, rooted_at_self=True))
+            elif isinstance(atom, Ids):
+                out.append(atom)
+            elif isinstance(atom, ClassObj):
+                out.append(Opaque(f"an attribute of the class {atom.cls.name}"))
+            elif isinstance(atom, Opaque):
+                out.append(Opaque(atom.why, atom.rooted_at_self))
+            else:
+                out.append(Opaque(f"an attribute of {atom.value!r}"))
+        return tuple(dict.fromkeys(out))
+
+
+
+
+__all__ = ["NONE", "Call", "ClassObj", "Const", "Flow", "FlowAnalysis", "Ids", "Inst", "Opaque", "Problem", "Values",
+           "Write", "closest", "tainted"]

@@ -1,0 +1,222 @@
+"""Expressions and calls of the flow: receivers typed, calls resolved against the
+receiver's class and MRO, calls that carry the ids followed into the callee."""
+
+from __future__ import annotations
+
+import ast
+from typing import TYPE_CHECKING
+
+from tracer.analysis.flow_values import (
+    NONE,
+    Atom,
+    Call,
+    ClassObj,
+    Const,
+    Ids,
+    Inst,
+    Opaque,
+    Problem,
+    Values,
+    _Env,
+    _union,
+    closest,
+    tainted,
+)
+from tracer.resolve.resolver import ClassRef
+
+if TYPE_CHECKING:
+    from tracer.analysis.flow import FlowAnalysis
+    from tracer.analysis.flow_values import Flow
+    from tracer.resolve.resolver import Resolver
+
+_PURE_BUILTINS = {"list", "tuple", "set", "sorted", "frozenset", "reversed", "min", "max", "sum", "int", "len",
+                  "range", "enumerate", "zip", "map", "filter", "abs", "any", "all", "str", "dict", "iter", "next"}
+
+
+class Expressions:
+    """Mixin of the body walker: evaluating expressions."""
+
+    a: FlowAnalysis
+    flow: Flow
+    owner: ClassRef
+    concrete: ClassRef
+    value_mode: bool
+    resolver: Resolver
+
+    def line(self, node: ast.AST) -> int:
+        raise NotImplementedError
+
+    def truth(self, node: ast.expr, env: _Env) -> bool | None:
+        raise NotImplementedError
+
+    def has(self, values: Values, name: str) -> bool | None:
+        raise NotImplementedError
+
+    def assign(self, target: ast.expr, value: Values, env: _Env, node: ast.stmt) -> None:
+        raise NotImplementedError
+
+    def expr(self, node: ast.expr | None, env: _Env) -> Values:
+        if node is None:
+            return NONE
+        if isinstance(node, ast.Name):
+            if node.id in env:
+                return env[node.id]
+            if node.id in ("True", "False", "None"):
+                return (Const({"True": True, "False": False, "None": None}[node.id]),)
+            found = self.resolver.resolve_class(self.owner.module, node.id)
+            return (ClassObj(found),) if isinstance(found, ClassRef) else (Opaque(f"the name {node.id}"),)
+        if isinstance(node, ast.Constant):
+            return (Const(node.value),)
+        if isinstance(node, ast.Attribute):
+            return self.a.attribute(self.expr(node.value, env), node.attr)
+        if isinstance(node, ast.Call):
+            return self.call(node, env)
+        if isinstance(node, ast.IfExp):
+            decided = self.truth(node.test, env)
+            if decided is True:
+                return self.expr(node.body, env)
+            if decided is False:
+                return self.expr(node.orelse, env)
+            return _union(self.expr(node.body, env), self.expr(node.orelse, env))
+        if isinstance(node, ast.BoolOp):
+            return _union(*(self.expr(v, env) for v in node.values))
+        if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
+            inner = _Env(env)
+            any_ids = False
+            for gen in node.generators:
+                items = self.expr(gen.iter, inner)
+                any_ids = any_ids or tainted(items)
+                self.assign(gen.target, (Ids("an element of the ids"),) if tainted(items) else (Opaque("item"),),
+                            inner, ast.Pass())
+            elements = [node.key, node.value] if isinstance(node, ast.DictComp) else [node.elt]
+            any_ids = any_ids or any(tainted(self.expr(e, inner)) for e in elements)
+            return (Ids("computed from the ids"),) if any_ids else (Opaque("a comprehension"),)
+        if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+            parts = [self.expr(e, env) for e in node.elts]
+            return (Ids("a list holding the ids"),) if any(tainted(p) for p in parts) else (Const("a literal"),)
+        children = [c for c in ast.iter_child_nodes(node) if isinstance(c, ast.expr)]
+        values = [self.expr(c, env) for c in children]
+        if any(tainted(v) for v in values):
+            return (Ids("computed from the ids"),)
+        return (Opaque(type(node).__name__),)
+
+    def call(self, node: ast.Call, env: _Env) -> Values:
+        args = [self.expr(a.value if isinstance(a, ast.Starred) else a, env) for a in node.args]
+        kwargs = {k.arg: self.expr(k.value, env) for k in node.keywords if k.arg}
+        star = any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords)
+        carries = any(tainted(v) for v in args) or any(tainted(v) for v in kwargs.values()) or star
+        func = node.func
+        if isinstance(func, ast.Name):
+            if func.id == "getattr" and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant):
+                return self.getattr_value(args[0], str(node.args[1].value), args[2] if len(args) > 2 else None)
+            if func.id in ("hasattr", "isinstance", "callable"):
+                return (Const("a bool"),)
+            if func.id == "super":
+                return (Opaque("super()"),)
+            if func.id in _PURE_BUILTINS or carries:
+                return (Ids(f"{func.id}(...) of the ids"),) if carries else (Opaque(f"{func.id}(...)"),)
+            found = self.resolver.resolve_class(self.owner.module, func.id)
+            if isinstance(found, ClassRef):
+                return (Inst(found, f"{func.id}(...)"),)
+            return (Opaque(f"{func.id}(...)"),)
+        if isinstance(func, ast.Attribute):
+            method = func.attr
+            source = ast.unparse(func)
+            if isinstance(func.value, ast.Call) and isinstance(func.value.func, ast.Name) and func.value.func.id == "super":
+                return self.method_call(node, source, ((Inst(self.concrete, "super()"),)), method, args, kwargs,
+                                        carries, after=self.owner)
+            receivers = self.expr(func.value, env)
+            return self.method_call(node, source, receivers, method, args, kwargs, carries)
+        self.expr(func, env)
+        return (Ids("computed from the ids"),) if carries else (Opaque("a call"),)
+
+    def getattr_value(self, base: Values, name: str, default: Values | None) -> Values:
+        out: list[Atom] = []
+        for atom in base:
+            has = self.has((atom,), name) if isinstance(atom, Inst) else None
+            if has is False and default is not None:
+                out.extend(Inst(v.cls, f"{v.how}; no {name} on {atom.cls.name}, getattr default")  # type: ignore[union-attr]
+                           if isinstance(v, Inst) else v for v in default)
+            else:
+                found = self.a.attribute((atom,), name)
+                out.extend(Inst(v.cls, f"getattr(..., {name!r}): {v.how}") if isinstance(v, Inst) else v for v in found)
+        return tuple(dict.fromkeys(out))
+
+    def method_call(self, node: ast.Call, source: str, receivers: Values, method: str, args: list[Values],
+                    kwargs: dict[str, Values], carries: bool, after: ClassRef | None = None) -> Values:
+        result: list[Atom] = []
+        follows = carries or method in self.a.carriers
+        for atom in receivers:
+            if isinstance(atom, Inst):
+                found = self.resolver.find_method(atom.cls, method, after=after)
+                if found is None:
+                    typed = self.resolver.attribute_types(atom.cls, method) if after is None else None
+                    if isinstance(typed, list):  # a callable attribute (a sub-module): calling it is its forward
+                        result.extend(Opaque(f"{source}(...)") for _ in typed[:1])
+                        continue
+                    _, incomplete = self.resolver.mro(atom.cls)
+                    if follows and not self.value_mode:
+                        names = self.resolver.method_names_in_mro(atom.cls)
+                        if incomplete:
+                            self.flow.problems.append(Problem(
+                                "opaque-receiver", self.line(node), node.col_offset, source,
+                                f"{atom.cls.name} has no {method} in the part of its MRO that could be traced "
+                                f"({incomplete[0]})", _receiver(source), method))
+                        else:
+                            self.flow.problems.append(Problem(
+                                "missing-method", self.line(node), node.col_offset, source,
+                                f"{_receiver(source)}, a {atom.cls.name} ({atom.how}), which has no {method}",
+                                _receiver(source), method, closest(method, names)))
+                    result.append(Opaque(f"{atom.cls.name} has no {method}"))
+                    continue
+                owner, _ = found
+                if follows and not self.value_mode:
+                    how = atom.how if owner == atom.cls else (
+                        f"{atom.how}; inherited from {owner.name}" if atom.how not in ("self", "super()")
+                        else f"inherited from {owner.name}")
+                    given = bool(args or kwargs or node.args or node.keywords)
+                    call = Call(self.line(node), node.col_offset, source, method, owner, atom.cls, how,
+                                given and not _only_none(args, kwargs))
+                    self.flow.calls.append(call)
+                    bound_args = [a if tainted(a) else a for a in args]
+                    if method in self.a.carriers and not carries:
+                        bound_args = [(Ids("the ids the callee falls back to"),)]
+                    call.flow = self.a.run(owner, atom.cls, method, bound_args, kwargs)
+                    if call.flow is not None:
+                        result.extend(call.flow.returns)
+                else:
+                    result.extend(self.a.method_value(atom.cls, method) if not args and not kwargs
+                                  else (Opaque(f"{source}(...)"),))
+            elif isinstance(atom, Ids):
+                result.append(Ids(f"{method}() of the ids"))
+            elif isinstance(atom, ClassObj):
+                result.append(Opaque(f"{atom.cls.name}.{method}(...)"))
+            else:
+                if follows and (atom.rooted_at_self if isinstance(atom, Opaque) else False) and not self.value_mode:
+                    self.flow.problems.append(Problem(
+                        "opaque-receiver", self.line(node), node.col_offset, source,
+                        atom.why if isinstance(atom, Opaque) else "not an object", _receiver(source), method))
+                result.append(Ids(f"{method}(...) of the ids") if carries else Opaque(f"{source}(...)"))
+        return tuple(dict.fromkeys(result)) or (Opaque(f"{source}(...)"),)
+
+
+
+
+def _receiver(source: str) -> str:
+    return source.rpartition(".")[0] or source
+
+
+def _only_none(args: list[Values], kwargs: dict[str, Values]) -> bool:
+    given = args + list(kwargs.values())
+    return bool(given) and all(v == NONE for v in given)
+
+
+def _dotted(node: ast.expr) -> str:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        head = _dotted(node.value)
+        return f"{head}.{node.attr}" if head else ""
+    return ""
+
+

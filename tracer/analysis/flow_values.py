@@ -1,0 +1,119 @@
+"""The values the flow works on, and what a method body does (plain data)."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from tracer.resolve.resolver import ClassRef
+
+# -- values ---------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Inst:
+    """An instance of a class of the scanned tree."""
+
+    cls: ClassRef
+    how: str
+
+
+@dataclass(frozen=True)
+class ClassObj:
+    cls: ClassRef
+
+
+@dataclass(frozen=True)
+class Ids:
+    """The layer ids, or a value computed from them."""
+
+    how: str = "the ids"
+
+
+@dataclass(frozen=True)
+class Const:
+    value: object
+
+
+@dataclass(frozen=True)
+class Opaque:
+    why: str
+    rooted_at_self: bool = False  # an attribute path of the model object that could not be typed
+
+
+Atom = Inst | ClassObj | Ids | Const | Opaque
+Values = tuple[Atom, ...]
+NONE: Values = (Const(None),)
+
+
+def tainted(values: Iterable[Atom]) -> bool:
+    return any(isinstance(v, Ids) for v in values)
+
+
+def _union(*groups: Values) -> Values:
+    return tuple(dict.fromkeys(v for group in groups for v in group))
+
+
+# -- what a body does ------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Write:
+    line: int
+    col: int
+    target: str  # source of the target, "self.model.layers_to_capture"
+    owners: tuple[Inst, ...]  # classes of the object written to (empty: not typed)
+    owner_why: str  # why the object could not be typed
+    attr: str
+    tainted: bool  # the stored value derives from the ids
+
+
+@dataclass
+class Call:
+    """A call the flow resolved and (when it carries the ids) followed."""
+
+    line: int
+    col: int
+    source: str  # "self.language_model.set_x"
+    method: str
+    owner: ClassRef  # class defining the method
+    concrete: ClassRef  # the receiver's class (self inside the callee)
+    how: str
+    passes_ids: bool
+    flow: Flow | None = None  # the callee's flow when followed
+
+
+@dataclass(frozen=True)
+class Problem:
+    kind: str  # missing-method | guarded-missing | opaque-receiver | assert-fails | not-implemented | cycle | depth
+    line: int
+    col: int
+    source: str
+    detail: str
+    receiver: str = ""
+    method: str = ""
+    suggestion: str = ""
+
+
+@dataclass
+class Flow:
+    owner: ClassRef
+    concrete: ClassRef
+    method: str
+    file: str
+    line: int  # the def line
+    col: int
+    ids_param: str
+    writes: list[Write] = field(default_factory=list)
+    calls: list[Call] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+    returns: Values = ()
+
+
+
+def closest(name: str, choices: Iterable[str]) -> str:
+    found = difflib.get_close_matches(name, list(choices), n=1, cutoff=0.75)
+    return found[0] if found else ""
+
+
+class _Env(dict):  # type: ignore[type-arg]
+    """Locals of one path: name -> Values."""

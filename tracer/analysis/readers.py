@@ -1,0 +1,92 @@
+"""Readers that run: a stored value counts as read only when the forward that runs
+for the concrete class (its entry methods by MRO, ``super()`` calls, the helpers they
+call on ``self``) reaches a read of it. A read in a method no running forward calls
+(a base class's forward that an override replaces) is not a reader."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tracer.model.summary import Function
+from tracer.resolve.resolver import ClassRef, Resolver
+
+MAX_METHODS = 60  # methods walked from one class's entry methods
+
+
+@dataclass(frozen=True)
+class Reader:
+    cls: ClassRef  # class defining the method
+    function: Function
+    line: int  # the first read
+    how: str
+
+
+@dataclass(frozen=True)
+class Reach:
+    readers: tuple[Reader, ...]
+    walked: tuple[tuple[ClassRef, Function], ...]  # every method reached, entry methods first
+    entry: tuple[ClassRef, Function] | None  # the entry method that runs (the most derived forward)
+
+
+def reached_methods(resolver: Resolver, concrete: ClassRef, entry_methods: tuple[str, ...]
+                    ) -> tuple[list[tuple[ClassRef, Function]], tuple[ClassRef, Function] | None]:
+    walked: list[tuple[ClassRef, Function]] = []
+    seen: set[tuple[ClassRef, str]] = set()
+    queue: list[tuple[ClassRef, Function]] = []
+    first = None
+    for name in entry_methods:
+        found = resolver.find_method(concrete, name)
+        if found is not None:
+            queue.append(found)
+            first = first or found
+    while queue and len(walked) < MAX_METHODS:
+        cls, fn = queue.pop(0)
+        if (cls, fn.name) in seen:
+            continue
+        seen.add((cls, fn.name))
+        walked.append((cls, fn))
+        for call in fn.calls:
+            func = call.func
+            if func.startswith("super().") and func.count(".") == 1:
+                found = resolver.find_method(concrete, func[len("super()."):], after=cls)
+            elif func.startswith("self.") and func.count(".") == 1:
+                found = resolver.find_method(concrete, func[len("self."):])
+            else:
+                continue
+            if found is not None and (found[0], found[1].name) not in seen:
+                queue.append(found)
+    return walked, first
+
+
+def readers_of(resolver: Resolver, concrete: ClassRef, attribute: str, entry_methods: tuple[str, ...],
+               markers: tuple[str, ...] = ()) -> Reach:
+    """Methods reached from ``concrete``'s entry methods that read ``self.<attribute>``
+    (or, for per-layer markers the setter set, ``<any>.<marker>``)."""
+    walked, entry = reached_methods(resolver, concrete, entry_methods)
+    readers = []
+    for cls, fn in walked:
+        read = next((r for r in fn.reads if r.target == f"self.{attribute}"), None)
+        if read is not None:
+            readers.append(Reader(cls, fn, read.line, f"reads self.{attribute}"))
+        for marker in markers:
+            read = next((r for r in fn.reads if r.target == f"*.{marker}"), None)
+            if read is not None:
+                readers.append(Reader(cls, fn, read.line, f"reads the per-layer marker {marker} the setter sets"))
+                break
+    return Reach(tuple(readers), tuple(walked), entry)
+
+
+def unreached_readers(resolver: Resolver, concrete: ClassRef, attribute: str, reach: Reach) -> list[Reader]:
+    """Methods of the MRO that read the attribute but that no running forward reaches
+    (to say which override cuts them off)."""
+    reached = {(cls, fn.name) for cls, fn in reach.walked}
+    found = []
+    classes, _ = resolver.mro(concrete)
+    for cls in classes:
+        for fn in resolver.methods_mentioning(cls, attribute):
+            if (cls, fn.name) in reached or fn.name == "__init__":
+                continue
+            read = next((r for r in fn.reads if r.target == f"self.{attribute}"), None)
+            if read is not None:
+                found.append(Reader(cls, fn, read.line, f"reads self.{attribute}"))
+    return found
