@@ -79,6 +79,9 @@ def test_verdicts(scans, name):
         assert got[model["entry"]]["findings"] == sorted(model["findings"]), model["entry"]
         if model.get("state_owner"):
             assert got[model["entry"]]["state_owner"] == model["state_owner"]
+        if "alternatives" in model:  # a name bound on several branches: each binding and its verdict
+            assert [(a["condition"], a["verdict"], a["default"]) for a in got[model["entry"]]["alternatives"]] == \
+                [(a["condition"], a["verdict"], a["default"]) for a in model["alternatives"]]
     for site in expect.get("call_site", []):
         match = [s for s in scan["call_sites"] if (s["file"], s["line"]) == (site["file"], site["line"])]
         assert match, f"call site {site['file']}:{site['line']} not found"

@@ -7,11 +7,31 @@ from collections.abc import Sequence
 from tracer.index.project import Project
 from tracer.index.registry import read_registry
 from tracer.model.protocol import Protocol
+from tracer.resolve.bindings import Binding, bindings
 from tracer.resolve.resolver import ClassRef, Resolver
 
+# entry fullname (the binding traced) -> (the dotted name the registry uses, every binding of it)
+Alternatives = dict[str, tuple[str, list[Binding]]]
 
-def registered_in(project: Project, resolver: Resolver, proto: Protocol, module: str) -> list[ClassRef]:
+
+def _pick(resolver: Resolver, proto: Protocol, module: str, name: str, alternatives: Alternatives) -> ClassRef | None:
+    """The class a registered name denotes; for a name bound on several branches, the
+    default binding (else the first), with every binding kept in ``alternatives``."""
+    found = bindings(resolver, module, name, proto.platform) if "." not in name else []
+    classes = [b for b in found if isinstance(b.target, ClassRef)]
+    if not classes:
+        resolved = resolver.resolve_class(module, name)
+        return resolved if isinstance(resolved, ClassRef) else None
+    chosen = next((b for b in classes if b.default), classes[0])
+    assert isinstance(chosen.target, ClassRef)
+    alternatives.setdefault(chosen.target.fullname, (f"{module}.{name}", found))
+    return chosen.target
+
+
+def registered_in(project: Project, resolver: Resolver, proto: Protocol, module: str,
+                  alternatives: Alternatives | None = None) -> list[ClassRef]:
     """Classes the module-level registry variable (``EntryClass``) of ``module`` names."""
+    alternatives = {} if alternatives is None else alternatives
     summary = project.module(module)
     if summary is None or summary.error:
         return []
@@ -20,30 +40,35 @@ def registered_in(project: Project, resolver: Resolver, proto: Protocol, module:
         if name != proto.entry_variable:
             continue
         for value in values:
-            resolved = resolver.resolve_class(module, value)
-            if isinstance(resolved, ClassRef):
+            resolved = _pick(resolver, proto, module, value, alternatives)
+            if resolved is not None:
                 found.append(resolved)
     return found
 
 
-def entry_classes(project: Project, resolver: Resolver, protocols: Sequence[Protocol]) -> dict[str, list[ClassRef]]:
+def entry_classes(project: Project, resolver: Resolver, protocols: Sequence[Protocol],
+                  alternatives: Alternatives | None = None) -> dict[str, list[ClassRef]]:
     """Entry classes per protocol: from each entry module's registry variable, or from
-    a registry dict literal (which also teaches the resolver the registry's factories)."""
+    a registry dict literal (which also teaches the resolver the registry's factories).
+    Names bound on several branches give their default binding; ``alternatives``
+    receives every binding."""
+    alternatives = {} if alternatives is None else alternatives
     entries: dict[str, list[ClassRef]] = {}
     for proto in protocols:
         if proto.entry_kind == "registry-dict":
-            entries[proto.name] = _registry_classes(project, resolver, proto)
+            entries[proto.name] = _registry_classes(project, resolver, proto, alternatives)
             continue
         found: dict[str, ClassRef] = {}
         for module in sorted(project.by_module):
             if proto.is_entry_module(module) and project.summaries.get(module) is not None:
-                for ref in registered_in(project, resolver, proto, module):
+                for ref in registered_in(project, resolver, proto, module, alternatives):
                     found.setdefault(ref.fullname, ref)
         entries[proto.name] = sorted(found.values(), key=lambda r: r.fullname)
     return entries
 
 
-def _registry_classes(project: Project, resolver: Resolver, proto: Protocol) -> list[ClassRef]:
+def _registry_classes(project: Project, resolver: Resolver, proto: Protocol,
+                      alternatives: Alternatives) -> list[ClassRef]:
     """Entry classes named by a registry dict literal; the architecture -> class map is
     also handed to the resolver for factories that build a class from its architecture."""
     data = project.data(proto.registry_module)
@@ -53,8 +78,8 @@ def _registry_classes(project: Project, resolver: Resolver, proto: Protocol) -> 
     by_architecture: dict[str, ClassRef] = {}
     for item in table:
         if item.module in project.by_module:
-            resolved = resolver.resolve_class(item.module, item.class_name)
-            if isinstance(resolved, ClassRef):
+            resolved = _pick(resolver, proto, item.module, item.class_name, alternatives)
+            if resolved is not None:
                 by_architecture[item.architecture] = resolved
     for factory in proto.registry_factories:
         resolver.registry_factories[factory] = (proto.registry_factory_keyword, by_architecture)

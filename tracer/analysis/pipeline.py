@@ -15,7 +15,7 @@ from pathlib import Path
 
 from tracer import __version__
 from tracer.analysis.chains import ChainTracer
-from tracer.analysis.entries import entry_classes
+from tracer.analysis.entries import Alternatives, entry_classes
 from tracer.analysis.runner import RunnerAnalysis
 from tracer.checks import finding, is_error
 from tracer.index.cache import SummaryCache, default_cache_dir
@@ -23,8 +23,9 @@ from tracer.index.discover import detect_layout, list_sources
 from tracer.index.project import Project
 from tracer.model.findings import Finding
 from tracer.model.protocol import Protocol
-from tracer.model.results import CallSite, Framework, InputProblem, ModelResult, ScanResult, ScanStats
+from tracer.model.results import Alternative, CallSite, Framework, InputProblem, ModelResult, ScanResult, ScanStats
 from tracer.model.tree import Layout
+from tracer.resolve.bindings import Binding
 from tracer.resolve.resolver import ClassRef, Resolver
 
 
@@ -62,7 +63,7 @@ def runner_candidates(project: Project, proto: Protocol) -> list[str]:
 
 def analyse(resolver: Resolver, protocols: Sequence[Protocol], entries: Mapping[str, Sequence[ClassRef]],
             *, runner: bool = True, known_sites: Sequence[CallSite] = (),
-            model_classes: set[str] | None = None) -> Analysis:
+            model_classes: set[str] | None = None, alternatives: Alternatives | None = None) -> Analysis:
     """Trace ``entries`` (protocol -> entry classes). With ``runner`` the setter's call
     sites outside the models are analysed too; without, ``known_sites`` (the base's)
     stand for them where a finding depends on how often the runner calls the setter."""
@@ -73,7 +74,8 @@ def analyse(resolver: Resolver, protocols: Sequence[Protocol], entries: Mapping[
         ref.fullname for refs in entries.values() for ref in refs}
     for proto in protocols:
         tracer = ChainTracer(resolver, proto)
-        traced = [tracer.trace(ref) for ref in entries.get(proto.name, ())]
+        traced = [with_alternatives(tracer, tracer.trace(ref), *(alternatives or {}).get(ref.fullname, ("", [])))
+                  for ref in entries.get(proto.name, ())]
         if runner:
             sites, runner_findings = RunnerAnalysis(resolver, proto).analyse(
                 runner_candidates(resolver.project, proto), every_model)
@@ -126,8 +128,9 @@ def scan(path: str | Path, protocols: Sequence[Protocol], cache_dir: str | Path 
     applied = [p for p in chosen if p.name not in absent] or chosen[:1]
     absent = [name for name in absent if name not in {p.name for p in applied}]
 
-    entries = entry_classes(project, resolver, applied)
-    analysis = analyse(resolver, applied, entries)
+    alternatives: Alternatives = {}
+    entries = entry_classes(project, resolver, applied, alternatives)
+    analysis = analyse(resolver, applied, entries, alternatives=alternatives)
     problems = project.input_problems() + [InputProblem(p, 1, why) for p, why in link_problems]
     result = ScanResult(
         root=str(layout.scan_root),
@@ -141,6 +144,63 @@ def scan(path: str | Path, protocols: Sequence[Protocol], cache_dir: str | Path 
         absent_protocols=tuple(absent), tool_version=__version__,
     )
     return ScanContext(layout, tuple(applied), project, resolver, result)
+
+
+def with_alternatives(tracer: ChainTracer, model: ModelResult, registered: str,
+                      bindings: Sequence[Binding]) -> ModelResult:
+    """A name bound on several branches: every binding is traced, and the result is
+    named as the registry names it (``registered``). A broken branch makes the model
+    broken (its findings name the branch); otherwise the default branch (the pack's
+    platform) decides, or, with none, the one verdict all branches share, else unknown
+    naming the tests."""
+    if not bindings:
+        return model
+    return renamed(_alternatives(tracer, model, bindings), registered)
+
+
+def renamed(model: ModelResult, registered: str) -> ModelResult:
+    if not registered or registered == model.entry:
+        return model
+
+    def rename(f: Finding) -> Finding:
+        return dataclasses.replace(f, entry=registered if f.entry == model.entry else f.entry,
+                                   entries=tuple(registered if e == model.entry else e for e in f.entries))
+    return dataclasses.replace(model, entry=registered, findings=tuple(rename(f) for f in model.findings))
+
+
+def _alternatives(tracer: ChainTracer, model: ModelResult, bindings: Sequence[Binding]) -> ModelResult:
+    alternatives: list[Alternative] = []
+    traced_by: list[tuple[Binding, ModelResult | None]] = []
+    for binding in bindings:
+        if not isinstance(binding.target, ClassRef):
+            alternatives.append(Alternative(binding.text, "unknown", "", binding.default))
+            traced_by.append((binding, None))
+            continue
+        traced = model if binding.target.fullname == model.entry else tracer.trace(binding.target)
+        alternatives.append(Alternative(binding.text, traced.verdict, traced.entry, binding.default))
+        traced_by.append((binding, traced))
+    replaced = dataclasses.replace(model, alternatives=tuple(alternatives))
+    broken = [(b, t) for b, t in traced_by if t is not None and t.verdict == "broken"]
+    if broken:
+        findings = set(model.findings) if model.verdict == "broken" else set()
+        for binding, traced in broken:
+            if traced is not model:
+                findings.update(dataclasses.replace(f, message=f"{f.message} (where {binding.text})")
+                                for f in traced.findings)
+        binding, first = broken[0]
+        assert first is not None
+        reason = model.reason if first is model else f"{first.reason} (where {binding.text})"
+        return dataclasses.replace(replaced, verdict="broken", reason=reason,
+                                   findings=tuple(sorted(findings, key=Finding.sort_key)))
+    if any(b.default for b in bindings):
+        return replaced
+    verdicts = {a.verdict for a in alternatives}
+    if len(verdicts) == 1:
+        return replaced
+    tests = "; ".join(a.condition for a in alternatives)
+    return dataclasses.replace(replaced, verdict="unknown",
+                               reason=f"{model.entry.rsplit('.', 1)[-1]} is bound on several branches, none of "
+                                      f"them taken on the pack's platform, and they differ ({tests})")
 
 
 def with_findings(model: ModelResult, extra: list[Finding]) -> ModelResult:

@@ -43,6 +43,7 @@ KEYS: dict[str, tuple[str, type, bool]] = {
     "flow.forward_methods": ("forward_methods", list, False),
     "flow.method_values": ("method_values", list, False),
     "entry.capability_bases": ("capability_bases", list, False),
+    "entry.platform": ("platform", str, False),
     "detect.package": ("package", str, True),
     "detect.markers": ("markers", list, False),
     "entry.kind": ("entry_kind", str, False),

@@ -53,43 +53,94 @@ class _Outliner:
         self.assignments: list[tuple[str, tuple[str, ...], int]] = []
 
     def run(self, tree: ast.Module) -> None:
-        self._body(tree.body)
-        # imports anywhere (inside functions too) bind names the code uses;
-        # imports are statements, so only statement lists are walked
-        for node in _statements(tree.body):
-            if isinstance(node, ast.Import):
-                for alias in node.names:
-                    if alias.asname:
-                        self.imports.append(Import(alias.asname, alias.name, node.lineno))
-                    else:
-                        self.imports.append(Import(alias.name.split(".")[0], alias.name.split(".")[0], node.lineno))
-                        if "." in alias.name:
-                            self.imports.append(Import(alias.name, alias.name, node.lineno))
-            elif isinstance(node, ast.ImportFrom):
-                base = resolve_relative(self.module, self.is_package, node.level or 0, node.module or "")
-                for alias in node.names:
-                    if alias.name == "*":
-                        self.star_imports.append(base)
-                        continue
-                    local = alias.asname or alias.name
-                    self.imports.append(Import(local, f"{base}.{alias.name}" if base else alias.name, node.lineno))
+        self._body(tree.body, ())
+        self._module_imports(tree.body, ())
 
-    def _body(self, body: list[ast.stmt]) -> None:
+    def _module_imports(self, body: list[ast.stmt], condition: tuple[tuple[str, bool], ...]) -> None:
+        """Imports anywhere (inside functions too) bind names the code uses; at module
+        level each one keeps the tests it sits under (a platform-conditional binding)."""
+        for node in body:
+            if isinstance(node, ast.If):
+                test = ast.unparse(node.test)
+                self._module_imports(node.body, condition + ((test, True),))
+                self._module_imports(node.orelse, condition + ((test, False),))
+            elif isinstance(node, ast.Try):
+                self._module_imports(node.body + node.orelse, condition + (("<try>", True),))
+                for handler in node.handlers:
+                    self._module_imports(handler.body, condition + (("<try>", False),))
+                self._module_imports(node.finalbody, condition)
+            elif isinstance(node, (ast.With, ast.For, ast.While)):
+                self._module_imports(node.body, condition)
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                self._import(node, condition)
+            elif isinstance(node, ast.FunctionDef) and node.name == "__getattr__" and not condition:
+                # PEP 562 lazy attributes: the imports a module's __getattr__ makes bind
+                # its names at run time, under the tests inside it (the test on the
+                # requested name itself is the dispatch, not a condition)
+                asked = node.args.args[0].arg if node.args.args else ""
+                self._lazy_imports(node.body, (("<lazy>", True),), asked)
+            else:
+                for inner in _statements(list(_blocks(node))):
+                    if isinstance(inner, (ast.Import, ast.ImportFrom)):
+                        self._import(inner, ())
+
+    def _lazy_imports(self, body: list[ast.stmt], condition: tuple[tuple[str, bool], ...], asked: str) -> None:
+        for node in body:
+            if isinstance(node, ast.If):
+                names = {n.id for n in ast.walk(node.test) if isinstance(n, ast.Name)}
+                if asked in names:
+                    self._lazy_imports(node.body + node.orelse, condition, asked)
+                    continue
+                test = ast.unparse(node.test)
+                self._lazy_imports(node.body, condition + ((test, True),), asked)
+                self._lazy_imports(node.orelse, condition + ((test, False),), asked)
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                self._import(node, condition)
+            else:
+                for inner in _statements(list(_blocks(node))):
+                    if isinstance(inner, (ast.Import, ast.ImportFrom)):
+                        self._import(inner, condition)
+
+    def _import(self, node: ast.Import | ast.ImportFrom, condition: tuple[tuple[str, bool], ...]) -> None:
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.asname:
+                    self.imports.append(Import(alias.asname, alias.name, node.lineno, condition))
+                else:
+                    self.imports.append(Import(alias.name.split(".")[0], alias.name.split(".")[0], node.lineno,
+                                               condition))
+                    if "." in alias.name:
+                        self.imports.append(Import(alias.name, alias.name, node.lineno, condition))
+            return
+        base = resolve_relative(self.module, self.is_package, node.level or 0, node.module or "")
+        for alias in node.names:
+            if alias.name == "*":
+                self.star_imports.append(base)
+                continue
+            local = alias.asname or alias.name
+            self.imports.append(Import(local, f"{base}.{alias.name}" if base else alias.name, node.lineno, condition))
+
+    def _body(self, body: list[ast.stmt], condition: tuple[tuple[str, bool], ...]) -> None:
         for node in body:
             if isinstance(node, ast.ClassDef):
-                self._class(node, "")
+                self._class(node, "", condition)
             elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 self.function_spans.append((node.name, _start(node), node.end_lineno or node.lineno))
             elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
                 values = _values(node.value)
                 if values:
                     self.assignments.append((node.targets[0].id, values, node.lineno))
-            elif isinstance(node, (ast.If, ast.Try)):
-                for block in ([node.body, node.orelse] if isinstance(node, ast.If)
-                              else [node.body, node.orelse, node.finalbody] + [h.body for h in node.handlers]):
-                    self._body(block)
+            elif isinstance(node, ast.If):
+                test = ast.unparse(node.test)
+                self._body(node.body, condition + ((test, True),))
+                self._body(node.orelse, condition + ((test, False),))
+            elif isinstance(node, ast.Try):
+                self._body(node.body + node.orelse, condition + (("<try>", True),))
+                for handler in node.handlers:
+                    self._body(handler.body, condition + (("<try>", False),))
+                self._body(node.finalbody, condition)
 
-    def _class(self, node: ast.ClassDef, prefix: str) -> None:
+    def _class(self, node: ast.ClassDef, prefix: str, condition: tuple[tuple[str, bool], ...] = ()) -> None:
         qualname = f"{prefix}.{node.name}" if prefix else node.name
         bases = tuple(_dotted(b) or ast.unparse(b)[:80] for b in node.bases)
         annotations, class_attrs, spans = [], [], []
@@ -106,11 +157,20 @@ class _Outliner:
         self.classes.append(ClassDef(
             name=node.name, qualname=qualname, line=node.lineno, col=node.col_offset, bases=bases,
             annotations=tuple(annotations), class_attrs=tuple(class_attrs),
-            method_spans=tuple(spans),
+            method_spans=tuple(spans), condition=condition,
         ))
 
 
 _BLOCK_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
+
+
+def _blocks(node: ast.AST) -> list[ast.stmt]:
+    found: list[ast.stmt] = []
+    for name in _BLOCK_FIELDS:
+        block = getattr(node, name, None)
+        if block:
+            found.extend(block)
+    return found
 
 
 def _statements(body: list) -> list[ast.AST]:

@@ -34,6 +34,7 @@ class Protocol:
     forward_methods: tuple[str, ...] = ("forward",)  # where a model's run starts (reads count from there)
     method_values: tuple[str, ...] = ()  # "getter=self.attr": what a getter returns when its body can't be read
     capability_bases: tuple[str, ...] = ()  # an entry class is capable only with one of these in its MRO
+    platform: str = ""  # the platform whose binding of a conditionally bound name is the default ("cuda")
     # entry classes
     entry_kind: str = "module-variable"  # or "registry-dict"
     entry_variable: str = ""  # the registry variable of "module-variable" entry modules

@@ -93,6 +93,7 @@ class ClassDef:
     annotations: tuple[tuple[str, str], ...] = ()  # class-level `attr: Type`
     class_attrs: tuple[tuple[str, str], ...] = ()  # class-level `attr = Name`
     method_spans: tuple[tuple[str, int, int], ...] = ()  # (name, first line, last line) of each method
+    condition: tuple[tuple[str, bool], ...] = ()  # as for Import: the tests a conditional definition sits under
 
     def method(self, name: str) -> Function | None:
         for method in self.methods:
@@ -106,6 +107,9 @@ class Import:
     local: str  # name bound in the module
     target: str  # absolute dotted target: "pkg.mod" or "pkg.mod.Name"
     line: int = 0
+    # the module-level tests on the way to this import: (test source, True for its
+    # if-branch / False for its else), "<try>" for a try body; () when unconditional
+    condition: tuple[tuple[str, bool], ...] = ()
 
 
 @dataclass(frozen=True)

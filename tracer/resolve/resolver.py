@@ -529,24 +529,22 @@ class Resolver:
                         continue
                     for key, value in call.kwargs:
                         if key == param:
-                            return self._param_arg(sub, init, value, param)
+                            return self._param_arg(concrete, sub, init, value, param)
                     index = positions.index(param) - 1 if param in positions else -1  # minus self
                     if call.func.startswith(owner.name + "."):
                         index += 1  # explicit Base.__init__(self, ...) passes self positionally
                     if 0 <= index < len(call.args):
-                        return self._param_arg(sub, init, call.args[index], param)
+                        return self._param_arg(concrete, sub, init, call.args[index], param)
         for p in method.params:
             if p.name == param and p.default and p.default != "None":
                 return (owner.module, p.default), f"constructor parameter {param} (default {p.default} in {owner.name})"
         return None, ""
 
-    def _param_arg(self, sub: ClassRef, init: Function, value: str, param: str):
-        # The subclass may itself forward its own parameter (with its own default).
-        for p in init.params:
-            if p.name == value:
-                if p.default and p.default != "None":
-                    return (sub.module, p.default), f"constructor parameter {param} (default {p.default} in {sub.name})"
-                return None, ""
+    def _param_arg(self, concrete: ClassRef, sub: ClassRef, init: Function, value: str, param: str):
+        # The subclass may itself forward its own parameter: whose value, in turn, a class
+        # below it may set (InternS1-Pro -> Qwen3-VL-MoE -> Qwen3-VL: the most derived decides).
+        if any(p.name == value for p in init.params):
+            return self._parameter_value(concrete, sub, init, value)
         return (sub.module, value), f"constructor parameter {param} (passed {value} by {sub.name})"
 
     def receiver_types(self, concrete: ClassRef, receiver: str) -> list[Typed] | Untyped:
