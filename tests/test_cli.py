@@ -83,7 +83,7 @@ def test_rules_documents_every_slug():
     assert listing.returncode == 0
     from tracer.checks import SLUGS
 
-    assert len(SLUGS) == 18
+    assert len(SLUGS) == 19
     for slug in SLUGS:  # every slug the catalogue has, the explain ones and unused-suppression too
         assert slug in listing.stdout
         page = tracer("rules", slug).stdout
@@ -152,6 +152,21 @@ def _schema_validator():
     schema = json.loads((Path(__file__).resolve().parent.parent / "docs" / "scan-json.schema.json").read_text())
     jsonschema.Draft202012Validator.check_schema(schema)
     return jsonschema.Draft202012Validator(schema)
+
+
+def test_schema_lists_every_slug_of_the_catalogue():
+    from tracer.checks import SLUGS
+
+    schema = _schema_validator().schema
+    enums = [node["enum"] for node in _walk(schema) if isinstance(node, dict) and "dead-write" in node.get("enum", ())]
+    assert enums and all(enum == list(SLUGS) for enum in enums)
+
+
+def _walk(node):
+    yield node
+    children = node.values() if isinstance(node, dict) else node if isinstance(node, list) else ()
+    for child in children:
+        yield from _walk(child)
 
 
 def test_scan_json_matches_its_schema(tmp_path):

@@ -114,4 +114,4 @@ def test_new_runner_is_in_order(scanned_release):
 def test_dflash_is_absent_before_it_existed(scanned_release):
     scan = scanned_release("0.5.6")
     assert scan["protocols"] == ["sglang-eagle3"]
-    assert scan["protocols_absent"] == ["sglang-dflash"]
+    assert scan["protocols_absent"] == ["sglang-dflash", "sglang-dspark"]

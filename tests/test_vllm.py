@@ -199,9 +199,12 @@ def test_local_receivers_of_an_interface_setter(toy_scan):
     _, models = toy_scan
     dense = models["DenseForCausalLM"]
     assert dense.verdict == "ok"
-    assert [h.kind for h in dense.chain] == ["setter", "delegate", "write", "read"]
+    assert [h.kind for h in dense.chain] == ["setter", "delegate", "write", "read", "read"]
     assert dense.chain[1].qualname == "toyfw.models.interfaces.Mixin._set_aux_layers"
     assert dense.state_owner == "toyfw.models.dense.DenseModel"
+    # the read is in a helper: the forward that runs comes first, at its call of the helper
+    assert dense.chain[-2].qualname == "toyfw.models.dense.DenseModel.forward"
+    assert "calls _maybe_add" in dense.chain[-2].resolved_by
     assert dense.chain[-1].qualname == "toyfw.models.interfaces.Mixin._maybe_add"
 
 
@@ -282,6 +285,7 @@ def test_vllm_model_using_the_interface_default(vllm_scan):
         ("setter", "interfaces.SupportsEagle3.set_aux_hidden_state_layers", 1728),
         ("delegate", "interfaces.EagleModelMixin._set_aux_hidden_state_layers", 1616),
         ("write", "llama.LlamaModel.aux_hidden_state_layers", 1617),
+        ("read", "llama.LlamaModel.forward", 429),  # its first call of the helper (llama.py:429, then 439)
         ("read", "interfaces.EagleModelMixin._maybe_add_hidden_state", 1647),
     ]
     assert llama["chain"][1]["call_line"] == 1749 and llama["chain"][1]["passes_ids"] is True

@@ -15,7 +15,8 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass, field
 
-from tracer.analysis.flow import Call, Flow, FlowAnalysis, Ids, Problem, Write
+from tracer.analysis.flow import Call, Flow, FlowAnalysis, Ids, Problem, Values, Write
+from tracer.analysis.handoff import dropped_aux
 from tracer.analysis.readers import readers_of, unreached_readers
 from tracer.checks import finding, is_error, on_draft_head
 from tracer.model.findings import Finding
@@ -95,7 +96,7 @@ class ChainTracer:
         how = "own method" if owner == entry else f"inherited from {owner.name} (MRO)"
         trace.hops.append(Hop("setter", f"{owner.fullname}.{proto.setter}", self._path(owner.module), method.line, how))
         ids_param = self._ids_param(method)
-        args = [(Ids("the ids"),)] if ids_param else []
+        args: list[Values] = [(Ids("the ids"),)] if ids_param else []
         flow = self.flow.run(owner, entry, proto.setter, args)
         if flow is None:
             why = f"{owner.name}.{proto.setter}: its source could not be read"
@@ -104,6 +105,7 @@ class ChainTracer:
         self._walk(entry, flow, method, trace, depth=0)
         self._states(entry, trace)
         self._check_flag(entry, trace)
+        self._check_handoff(entry, trace)
         self._check_defaults(entry, trace)
         return self._finish(entry, entry_line, trace)
 
@@ -241,8 +243,18 @@ class ChainTracer:
         inserted: list[tuple[int, list[Hop]]] = []
         for state_owner, write, owner in pending:
             reach = readers_of(self.resolver, state_owner, write.attr, entry_methods, tuple(sorted(trace.markers)))
-            hops = [Hop("read", f"{r.cls.fullname}.{r.function.name}", self._path(r.cls.module), r.line, r.how)
-                    for r in reach.readers]
+            hops: list[Hop] = []
+            for r in reach.readers:
+                # a read in a helper: the forward that runs comes first, at its call on the way
+                for cls, fn, line in r.path[:1]:
+                    hop = Hop("read", f"{cls.fullname}.{fn.name}", self._path(cls.module), line,
+                              f"runs for {state_owner.name} and calls "
+                              f"{' -> '.join([f.name for _, f, _ in r.path[1:]] + [r.function.name])}, which "
+                              f"{r.how}")
+                    if hop.qualname not in {h.qualname for h in hops}:
+                        hops.append(hop)
+                hops.append(Hop("read", f"{r.cls.fullname}.{r.function.name}", self._path(r.cls.module), r.line,
+                                r.how))
             index = next(i for i, h in enumerate(trace.hops)
                          if h.kind == "write" and h.qualname == f"{state_owner.fullname}.{write.attr}"
                          and h.line == write.line)
@@ -351,6 +363,17 @@ class ChainTracer:
                 flag=proto.output_flag, where=f"{self._path(cls.module)}:{read.line}", owner_name=owner.name,
                 method=method.name, sets=sets))
             trace.flag_set_on.add(concrete)
+
+    def _check_handoff(self, entry: ClassRef, trace: _Trace) -> None:
+        if not trace.written:
+            return
+        dropped = dropped_aux(self.flow, self.resolver, entry, self.protocol.output_flag,
+                              self.protocol.forward_methods or ("forward",))
+        if dropped is not None:
+            trace.findings.append(self._finding(
+                "aux-dropped", "", entry, dropped.cls.module, dropped.line, dropped.col, trace,
+                forward=f"{dropped.cls.name}.{dropped.method}", name=dropped.name, flag=self.protocol.output_flag,
+                where=f"{self._path(dropped.cls.module)}:{dropped.flag_line}"))
 
     def _runner_default_calls(self) -> set[str]:
         """Default-layer methods that code outside the entry modules (the runner) calls."""

@@ -28,6 +28,7 @@ from tracer.analysis.flow_values import (
     Flow,
     Ids,
     Inst,
+    Method,
     Opaque,
     Problem,
     Values,
@@ -42,6 +43,11 @@ from tracer.resolve.resolver import ClassRef, Resolver
 MAX_DEPTH = 12  # followed calls, one inside the other
 
 
+def _lead(text: str) -> int:
+    first = next((line for line in text.splitlines() if line.strip()), "")
+    return len(first) - len(first.lstrip())
+
+
 class FlowAnalysis:
     """Evaluates methods of the tree for one entry class's chain."""
 
@@ -53,11 +59,11 @@ class FlowAnalysis:
         self.hints = hints
         self.path_of = path_of
         self._stack: list[tuple[ClassRef, str]] = []
-        self._parsed: dict[tuple[str, str], tuple[ast.FunctionDef, int] | None] = {}
+        self._parsed: dict[tuple[str, str], tuple[ast.FunctionDef | ast.AsyncFunctionDef, int] | None] = {}
         self._values: dict[tuple[ClassRef, ClassRef, str], Values] = {}
 
     # -- sources --------------------------------------------------------------------------------
-    def function(self, cls: ClassRef, name: str) -> tuple[ast.FunctionDef, int] | None:
+    def function(self, cls: ClassRef, name: str) -> tuple[ast.FunctionDef | ast.AsyncFunctionDef, int] | None:
         """The ast of a method and the offset that turns its lines into file lines."""
         key = (cls.module, f"{cls.qualname}.{name}")
         if key not in self._parsed:
@@ -65,13 +71,21 @@ class FlowAnalysis:
             span = self.project.span(*key)
             found = None
             if text is not None and span is not None:
+                dedented = textwrap.dedent(text)
                 try:
-                    tree = ast.parse(textwrap.dedent(text))
+                    tree = ast.parse(dedented)
                 except (SyntaxError, ValueError, RecursionError, MemoryError):
                     tree = None
+                indent = _lead(text) - _lead(dedented)
+                if tree is not None and indent:
+                    for sub in ast.walk(tree):  # columns of the file, not of the dedented text
+                        if isinstance(sub, (ast.stmt, ast.expr, ast.excepthandler, ast.arg, ast.keyword)):
+                            sub.col_offset += indent
+                            if sub.end_col_offset is not None:
+                                sub.end_col_offset += indent
                 node = tree.body[0] if tree is not None and tree.body else None
                 if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    found = (node, span[0] - 1)  # type: ignore[assignment]
+                    found = (node, span[0] - 1)
             self._parsed[key] = found
         return self._parsed[key]
 
@@ -169,6 +183,8 @@ class FlowAnalysis:
                 out.append(Opaque(f"an attribute of the class {atom.cls.name}"))
             elif isinstance(atom, Opaque):
                 out.append(Opaque(atom.why, atom.rooted_at_self))
+            elif isinstance(atom, Method):
+                out.append(Opaque(f"an attribute of the bound method {atom.source}"))
             else:
                 out.append(Opaque(f"an attribute of {atom.value!r}"))
         return tuple(dict.fromkeys(out))

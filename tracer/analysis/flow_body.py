@@ -255,8 +255,8 @@ class _Body(Expressions):
         if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], (ast.Is, ast.IsNot)):
             other = node.comparators[0]
             if isinstance(other, ast.Constant) and other.value is None:
-                values = self.expr(node.left, env)
-                is_none = self._is_none(values)
+                left = self.expr(node.left, env)
+                is_none = self._is_none(left)
                 if is_none is None:
                     return None
                 return is_none if isinstance(node.ops[0], ast.Is) else not is_none
@@ -269,9 +269,9 @@ class _Body(Expressions):
                 if wanted is not None and atoms and all(isinstance(a, Inst) for a in atoms):
                     answers = {wanted in self.resolver.mro(a.cls)[0] for a in atoms}  # type: ignore[union-attr]
                     return answers.pop() if len(answers) == 1 else None
-        values = self.expr(node, env)
-        if values and all(isinstance(v, Const) for v in values):
-            answers = {bool(v.value) for v in values}  # type: ignore[union-attr]
+        result = self.expr(node, env)
+        if result and all(isinstance(v, Const) for v in result):
+            answers = {bool(v.value) for v in result}  # type: ignore[union-attr]
             return answers.pop() if len(answers) == 1 else None
         return None
 

@@ -14,6 +14,7 @@ from tracer.analysis.flow_values import (
     Const,
     Ids,
     Inst,
+    Method,
     Opaque,
     Problem,
     Values,
@@ -42,6 +43,7 @@ class Expressions:
     concrete: ClassRef
     value_mode: bool
     resolver: Resolver
+    offset: int  # file line of the method's first line, minus one
 
     def line(self, node: ast.AST) -> int:
         raise NotImplementedError
@@ -106,9 +108,13 @@ class Expressions:
         star = any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords)
         carries = any(tainted(v) for v in args) or any(tainted(v) for v in kwargs.values()) or star
         func = node.func
+        if isinstance(func, ast.Name) and func.id in env and any(isinstance(a, Method) for a in env[func.id]):
+            return self.bound_call(node, env[func.id], args, kwargs, carries)
         if isinstance(func, ast.Name):
             if func.id == "getattr" and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant):
-                return self.getattr_value(args[0], str(node.args[1].value), args[2] if len(args) > 2 else None)
+                name = str(node.args[1].value)
+                return self.getattr_value(args[0], name, args[2] if len(args) > 2 else None,
+                                          f"{ast.unparse(node.args[0])}.{name}", node)
             if func.id in ("hasattr", "isinstance", "callable"):
                 return (Const("a bool"),)
             if func.id == "super":
@@ -127,12 +133,37 @@ class Expressions:
                                         carries, after=self.owner)
             receivers = self.expr(func.value, env)
             return self.method_call(node, source, receivers, method, args, kwargs, carries)
-        self.expr(func, env)
+        callee = self.expr(func, env)
+        if any(isinstance(a, Method) for a in callee):
+            return self.bound_call(node, callee, args, kwargs, carries)
         return (Ids("computed from the ids"),) if carries else (Opaque("a call"),)
 
-    def getattr_value(self, base: Values, name: str, default: Values | None) -> Values:
+    def bound_call(self, node: ast.Call, callee: Values, args: list[Values], kwargs: dict[str, Values],
+                   carries: bool) -> Values:
+        """Calling a method fetched by name: a call of that method on its object."""
+        result: list[Atom] = []
+        for atom in callee:
+            if isinstance(atom, Method):
+                at = node
+                if atom.line:  # report at the lookup, where the name is written
+                    at = ast.Call(func=node.func, args=node.args, keywords=node.keywords)
+                    at.lineno, at.col_offset = atom.line - self.offset, atom.col
+                result.extend(self.method_call(at, atom.source, (atom.inst,), atom.name, args, kwargs, carries))
+            else:
+                result.append(Ids("computed from the ids") if carries else Opaque("a call"))
+        return tuple(dict.fromkeys(result))
+
+    def getattr_value(self, base: Values, name: str, default: Values | None, source: str = "",
+                      at: ast.expr | None = None) -> Values:
         out: list[Atom] = []
         for atom in base:
+            if isinstance(atom, Inst) and default is None \
+                    and not isinstance(self.resolver.attribute_types(atom.cls, name), list):
+                # not an attribute the class is known to have: a method (or a missing one, which
+                # the call then reports, as getattr would raise AttributeError there)
+                out.append(Method(atom, name, source or name, self.line(at) if at is not None else 0,
+                                  at.col_offset if at is not None else 0))
+                continue
             has = self.has((atom,), name) if isinstance(atom, Inst) else None
             if has is False and default is not None:
                 out.extend(Inst(v.cls, f"{v.how}; no {name} on {atom.cls.name}, getattr default")  # type: ignore[union-attr]

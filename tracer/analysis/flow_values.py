@@ -41,7 +41,18 @@ class Opaque:
     rooted_at_self: bool = False  # an attribute path of the model object that could not be typed
 
 
-Atom = Inst | ClassObj | Ids | Const | Opaque
+@dataclass(frozen=True)
+class Method:
+    """A bound method looked up by name (``getattr(obj, "name")``), called later."""
+
+    inst: Inst
+    name: str
+    source: str  # how the code wrote it, for messages
+    line: int = 0  # where it was looked up (a missing name fails there: AttributeError)
+    col: int = 0
+
+
+Atom = Inst | ClassObj | Ids | Const | Opaque | Method
 Values = tuple[Atom, ...]
 NONE: Values = (Const(None),)
 

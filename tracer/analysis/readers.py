@@ -19,6 +19,9 @@ class Reader:
     function: Function
     line: int  # the first read
     how: str
+    # how the running forward gets there: (class, method, line of the call to the next one),
+    # from the entry method down to the reader's caller; () when the reader is the entry
+    path: tuple[tuple[ClassRef, Function, int], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -26,10 +29,23 @@ class Reach:
     readers: tuple[Reader, ...]
     walked: tuple[tuple[ClassRef, Function], ...]  # every method reached, entry methods first
     entry: tuple[ClassRef, Function] | None  # the entry method that runs (the most derived forward)
+    callers: tuple[tuple[tuple[ClassRef, str], tuple[ClassRef, Function, int]], ...] = ()  # method -> first caller
+
+    def path(self, cls: ClassRef, name: str) -> tuple[tuple[ClassRef, Function, int], ...]:
+        callers = dict(self.callers)
+        out: list[tuple[ClassRef, Function, int]] = []
+        key = (cls, name)
+        while key in callers and len(out) < MAX_METHODS:
+            caller = callers[key]
+            out.append(caller)
+            key = (caller[0], caller[1].name)
+        return tuple(reversed(out))
 
 
-def reached_methods(resolver: Resolver, concrete: ClassRef, entry_methods: tuple[str, ...]
+def reached_methods(resolver: Resolver, concrete: ClassRef, entry_methods: tuple[str, ...],
+                    callers: dict[tuple[ClassRef, str], tuple[ClassRef, Function, int]] | None = None
                     ) -> tuple[list[tuple[ClassRef, Function]], tuple[ClassRef, Function] | None]:
+    callers = {} if callers is None else callers
     walked: list[tuple[ClassRef, Function]] = []
     seen: set[tuple[ClassRef, str]] = set()
     queue: list[tuple[ClassRef, Function]] = []
@@ -54,6 +70,7 @@ def reached_methods(resolver: Resolver, concrete: ClassRef, entry_methods: tuple
             else:
                 continue
             if found is not None and (found[0], found[1].name) not in seen:
+                callers.setdefault((found[0], found[1].name), (cls, fn, call.line))
                 queue.append(found)
     return walked, first
 
@@ -62,18 +79,21 @@ def readers_of(resolver: Resolver, concrete: ClassRef, attribute: str, entry_met
                markers: tuple[str, ...] = ()) -> Reach:
     """Methods reached from ``concrete``'s entry methods that read ``self.<attribute>``
     (or, for per-layer markers the setter set, ``<any>.<marker>``)."""
-    walked, entry = reached_methods(resolver, concrete, entry_methods)
+    callers: dict[tuple[ClassRef, str], tuple[ClassRef, Function, int]] = {}
+    walked, entry = reached_methods(resolver, concrete, entry_methods, callers)
+    reach = Reach((), tuple(walked), entry, tuple(callers.items()))
     readers = []
     for cls, fn in walked:
         read = next((r for r in fn.reads if r.target == f"self.{attribute}"), None)
         if read is not None:
-            readers.append(Reader(cls, fn, read.line, f"reads self.{attribute}"))
+            readers.append(Reader(cls, fn, read.line, f"reads self.{attribute}", reach.path(cls, fn.name)))
         for marker in markers:
             read = next((r for r in fn.reads if r.target == f"*.{marker}"), None)
             if read is not None:
-                readers.append(Reader(cls, fn, read.line, f"reads the per-layer marker {marker} the setter sets"))
+                readers.append(Reader(cls, fn, read.line, f"reads the per-layer marker {marker} the setter sets",
+                                      reach.path(cls, fn.name)))
                 break
-    return Reach(tuple(readers), tuple(walked), entry)
+    return Reach(tuple(readers), tuple(walked), entry, reach.callers)
 
 
 def unreached_readers(resolver: Resolver, concrete: ClassRef, attribute: str, reach: Reach) -> list[Reader]:

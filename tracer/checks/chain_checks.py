@@ -297,5 +297,34 @@ SHADOWED_SETTER = Check(
     quiet=(example(model_file("foo", model())),),
 )
 
+_HANDED_ON = """        hidden_states, aux_hidden_states = self.model(hidden_states)
+        if self.capture_aux_hidden_states:
+            return hidden_states, aux_hidden_states
+        return hidden_states"""
+_DROPPED = """        result = self.model(hidden_states)
+        if self.capture_aux_hidden_states:
+            hidden_states, aux_hidden_states = result  # expect: aux-dropped
+        else:
+            hidden_states = result
+        return hidden_states"""
+
+AUX_DROPPED = Check(
+    slug="aux-dropped", severity="error", stage="chains",
+    summary="the top forward unpacks the captured states and never hands them on",
+    what="Reports the forward that runs for the entry class when, under the protocol's output flag "
+         "(`if self.capture_aux_hidden_states:`), it binds a name (the captured states) that nothing in the "
+         "forward uses again: not returned, not passed to the logits processor, not stored.",
+    why="The setter and the decoder loop work and the layers are captured on every step, but the draft never "
+        "receives them: acceptance collapses with no error.",
+    example="if self.capture_aux_hidden_states:\n    hidden_states, aux_hidden_states = hidden_states\n"
+            "return self.logits_processor(input_ids, hidden_states, self.lm_head, forward_batch)  # aux lost",
+    fix="Pass the captured states on, e.g. `self.logits_processor(..., aux_hidden_states)`.",
+    messages={"": "{forward} unpacks the captured states into {name} when self.{flag} is set ({where}) and never "
+                  "uses {name}: the draft gets no aux hidden states"},
+    hints={"": "hand {name} on in {forward} (to the logits processor or in its return value)"},
+    fires=(example(model_file("foo", model().replace(_HANDED_ON, _DROPPED))),),
+    quiet=(example(model_file("foo", model())),),
+)
+
 CHECKS = (MISSING_SETTER, BROKEN_DELEGATION, DEAD_WRITE, IDS_DROPPED, FLAG_NOT_SET, SILENT_FALLBACK, UNRESOLVED,
-          DEAD_DEFAULT, SHADOWED_SETTER)
+          DEAD_DEFAULT, SHADOWED_SETTER, AUX_DROPPED)

@@ -50,6 +50,7 @@ class Qwen2MoeForCausalLM(nn.Module):
         hidden_states = self.model(input_ids, positions, forward_batch, input_embeds)
         if self.capture_aux_hidden_states:
             hidden_states, aux_hidden_states = hidden_states
+            return hidden_states, aux_hidden_states
         return hidden_states
 
     def set_eagle3_layers_to_capture(self, layer_ids: Optional[List[int]] = None):
