@@ -156,15 +156,54 @@ class FlowAnalysis:
         return self._values[key]
 
     def _hinted(self, concrete: ClassRef, name: str) -> Values:
-        """A protocol pack's statement of what a getter returns (``name=self.attr``)."""
-        path = self.hints[name]
-        if not path.startswith("self."):
-            return ()
-        current: Values = (Inst(concrete, "self"),)
-        for attr in path.split(".")[1:]:
-            current = self.attribute(current, attr)
-        return tuple(Inst(v.cls, f"{name}() returns {path} (the protocol pack says so); {v.how}")
-                     if isinstance(v, Inst) else v for v in current)
+        """A protocol pack's statement of what a getter returns: ``name=self.attr``, or
+        ``name=with self.ctx`` (the attributes ``__init__`` assigns inside ``with
+        self.ctx(...):``); several, ``|``-separated, are tried in order."""
+        for path in self.hints[name].split("|"):
+            path = path.strip()
+            if path.startswith("with "):
+                attrs = self._assigned_within(concrete, path[len("with "):].strip())
+                how = f"assigned inside `with {path[5:].strip()}(...)`"
+            elif path.startswith("self."):
+                attrs, how = [path[len("self."):]], path
+            else:
+                continue
+            found: list[Atom] = []
+            for dotted in attrs:  # what the attribute holds, untyped ones (and why) included
+                current: Values = (Inst(concrete, "self"),)
+                for attr in dotted.split("."):
+                    current = self.attribute(current, attr)
+                found.extend(Inst(v.cls, f"{name}() returns self.{dotted} ({how}, the protocol pack says so); {v.how}")
+                             if isinstance(v, Inst) else v for v in current)
+            typed = [v for v in found if isinstance(v, Inst)]
+            if typed:  # the sub-modules of the tree (a tensor assigned beside them is no child)
+                return tuple(dict.fromkeys(typed))
+            if found:
+                return tuple(dict.fromkeys(found))
+        return ()
+
+    def _assigned_within(self, concrete: ClassRef, context: str) -> list[str]:
+        """``self.X`` assigned inside ``with <context>(...):`` in the MRO's ``__init__``s."""
+        names: list[str] = []
+        classes, _ = self.resolver.mro(concrete)
+        for cls in classes:
+            parsed = self.function(cls, "__init__")
+            if parsed is None:
+                continue
+            for node in ast.walk(parsed[0]):
+                if not isinstance(node, (ast.With, ast.AsyncWith)):
+                    continue
+                if not any(isinstance(item.context_expr, ast.Call) and ast.unparse(item.context_expr.func) == context
+                           for item in node.items):
+                    continue
+                for sub in ast.walk(node):
+                    targets = sub.targets if isinstance(sub, ast.Assign) else \
+                        [sub.target] if isinstance(sub, ast.AnnAssign) else []
+                    for target in targets:
+                        if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) \
+                                and target.value.id == "self" and target.attr not in names:
+                            names.append(target.attr)
+        return names
 
     def attribute(self, base: Values, attr: str) -> Values:
         out: list[Atom] = []
