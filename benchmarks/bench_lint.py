@@ -67,8 +67,10 @@ def in_process(repo: Path, cache: Path, **kwargs) -> tuple[float, dict]:
 def command(repo: Path, cache: Path) -> float:
     start = time.perf_counter()
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]))
-    subprocess.run([sys.executable, "-m", "tracer.cli.main", "lint", "-C", str(repo), "--cache-dir", str(cache), "-j", "2"],
-                   stdout=subprocess.DEVNULL, check=False, env=env)
+    done = subprocess.run([sys.executable, "-m", "tracer", "lint", "-C", str(repo), "--cache-dir", str(cache), "-j", "2"],
+                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, check=False, env=env)
+    if done.returncode not in (0, 1):
+        sys.exit(f"tracer lint exited {done.returncode}: {done.stderr.strip()[-400:]}")
     return time.perf_counter() - start
 
 

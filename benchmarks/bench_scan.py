@@ -40,8 +40,10 @@ def timed(cmd: list[str], env: dict) -> tuple[float, float, float]:
     child process. CPU seconds stay comparable when the machine is busy."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, check=False)
+    done = subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, check=False)
     seconds = time.perf_counter() - start
+    if done.returncode not in (0, 1):  # 1: findings; anything else is a failed run, not a figure
+        sys.exit(f"{' '.join(cmd)} exited {done.returncode}: {done.stderr.strip()[-400:]}")
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return seconds, cpu, after.ru_maxrss / 1024
@@ -53,8 +55,10 @@ def main() -> None:
     srt = release / "sglang" / "srt"
     floor, floor_cpu, count = ast_floor(srt)
     cache = tempfile.mkdtemp(prefix="tracer-bench-")
-    env = dict(os.environ, TRACER_CACHE_DIR=cache)
-    tracer = [sys.executable, "-m", "tracer.cli.main", "scan", str(release), "--format", "json"]
+    repo = str(Path(__file__).resolve().parent.parent)  # this checkout's tracer, installed or not
+    env = dict(os.environ, TRACER_CACHE_DIR=cache,
+               PYTHONPATH=os.pathsep.join(p for p in (repo, os.environ.get("PYTHONPATH", "")) if p))
+    tracer = [sys.executable, "-m", "tracer", "scan", str(release), "--format", "json"]
     cold = timed(tracer, env)
     warm = timed(tracer, env)  # nothing changed: whole-result cache
     touched_file = srt / "models" / "qwen2.py"
