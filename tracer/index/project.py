@@ -207,7 +207,7 @@ class Project:
         return "\n".join(lines[span[0] - 1:span[1]]) if lines else None
 
     def function(self, module: str, qualname: str) -> Function | None:
-        """libcst summary of one method or function, parsed and cached on its own."""
+        """Summary of one method or function (stdlib ast), parsed and cached on its own."""
         key = (module, qualname)
         if key in self._functions:
             return self._functions[key]
@@ -229,7 +229,7 @@ class Project:
                 result = self.cache.get(cache_key, Function)
                 if result is None:
                     owner = qualname.rpartition(".")[0]
-                    from tracer.index.summarize import summarize_function
+                    from tracer.index.methods import summarize_function
 
                     try:
                         result = summarize_function(self.text(module) or "", span[0], span[1], module, owner,
