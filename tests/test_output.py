@@ -147,3 +147,34 @@ def test_github_annotations_of_0_5_23(sglang_release, cache):
     places = [re.match(r"::\w+ (file=[^,]+,line=\d+,col=\d+)", a).group(1) for a in annotations]
     assert len(places) == len(set(places))
     assert out.splitlines()[-1].startswith("::notice title=tracer summary::sglang 0.5.23")
+
+
+# -- errors and options -----------------------------------------------------------------------
+
+def test_every_error_is_one_line_and_exit_2(tmp_path):
+    for args in (["scan", str(EXAMPLES / "ok"), "--format", "xml"], ["scan"], ["nosuch"],
+                 ["scan", str(EXAMPLES / "ok"), "--bogus"], ["scan", str(tmp_path / "nope")],
+                 ["graph", str(EXAMPLES / "ok"), "--all", "--format", "svg"]):
+        result = tracer(*args)
+        assert result.returncode == 2, (args, result.stderr)
+        assert result.stderr.startswith("tracer: error: ") and result.stderr.count("\n") == 1, (args, result.stderr)
+        assert "Usage:" not in result.stderr and "Traceback" not in result.stderr
+
+
+def test_graph_entry_names_its_protocol(tmp_path):
+    out = tmp_path / "chain.dot"
+    result = tracer("graph", str(EXAMPLES / "ok"), "--entry", "KimiK25ForConditionalGeneration", "--format", "dot",
+                    "-o", str(out), "--no-cache")
+    assert result.returncode == 0, result.stderr
+    assert "· sglang-eagle3 · ok" in out.read_text()
+    missing = tracer("graph", str(EXAMPLES / "ok"), "--entry", "KimiK25ForConditionalGeneration", "--format", "dot",
+                     "-o", str(out), "--no-cache", "--protocol", "sglang-nope")
+    assert missing.returncode == 2 and missing.stderr.startswith("tracer: error: unknown protocol sglang-nope")
+
+
+def test_report_takes_the_rule_selection(tmp_path):
+    result = tracer("report", str(EXAMPLES / "call-order"), "-o", str(tmp_path / "r"), "--no-cache",
+                    "--ignore", "ids-dropped")
+    assert result.returncode == 0, result.stderr
+    pages = "".join(p.read_text() for p in (tmp_path / "r").rglob("*.html"))
+    assert "call-order" in pages and "ids-dropped" not in pages

@@ -59,12 +59,29 @@ def progress_wanted(quiet: bool = False) -> bool:
     return bool(getattr(sys.stderr, "isatty", lambda: False)())
 
 
+class Progress:
+    """What a long command's block gets: ``note(message)`` prints a line on stderr
+    (above the bar, when one is drawn)."""
+
+    def __init__(self, quiet: bool) -> None:
+        self.quiet = quiet
+        self.lock = threading.Lock()
+        self.drawn = False
+
+    def note(self, message: str) -> None:
+        if self.quiet:
+            return
+        with self.lock:
+            click.echo(("\r\x1b[2K" if self.drawn else "") + message, err=True)
+
+
 @contextlib.contextmanager
-def progress(label: str, quiet: bool = False, interval: float = 0.25) -> Iterator[None]:
-    """``with progress("scanning sglang-0.5.23"):`` a bar with the seconds elapsed on
-    stderr while the block runs (only on a terminal, never with --quiet)."""
+def progress(label: str, quiet: bool = False, interval: float = 0.25) -> Iterator[Progress]:
+    """``with progress("tracer: scanning sglang-0.5.23"):`` a bar with the seconds
+    elapsed on stderr while the block runs (only on a terminal, never with --quiet)."""
+    state = Progress(quiet)
     if not progress_wanted(quiet):
-        yield
+        yield state
         return
     started = time.monotonic()
     stop = threading.Event()
@@ -74,12 +91,15 @@ def progress(label: str, quiet: bool = False, interval: float = 0.25) -> Iterato
 
     def tick() -> None:
         while not stop.wait(interval):
-            bar.update(1, current_item=True)
-    bar.render_progress()
+            with state.lock:
+                bar.update(1, current_item=True)
+    with state.lock:
+        bar.render_progress()
+        state.drawn = True
     thread = threading.Thread(target=tick, name="tracer-progress", daemon=True)
     thread.start()
     try:
-        yield
+        yield state
     finally:
         stop.set()
         thread.join()
