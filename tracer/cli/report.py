@@ -10,6 +10,8 @@ import click
 from tracer.analysis.result_cache import scan_memoised
 from tracer.cli.options import PackOptions, RuleOptions, pack_options, rule_options
 from tracer.cli.output import progress, quiet_option
+from tracer.cli.scan import protocol_order
+from tracer.config.packs import load_protocols
 from tracer.index.source import read_regular_bytes
 from tracer.lint.suppress import apply_suppressions
 from tracer.model.errors import UsageError
@@ -65,10 +67,10 @@ def report_command(packs: PackOptions, rules: RuleOptions, quiet: bool, path: st
     # Excerpts come from the tree the user named, never from a root a JSON file claims.
     root = Path(source_root) if source_root else (Path(path) if path else None)
     with progress(f"tracer: writing the report to {out_dir}", quiet):
-        summary = build_report(scan, Path(out_dir), root)
+        summary = build_report(scan, Path(out_dir), root, protocol_order=protocol_order(load_protocols()))
     click.echo(
         f"wrote {summary['index']} ({summary['pages']} entry-class pages, "
-        f"{summary['pictures']} chain pictures) in {summary['seconds']:.1f} s"
+        f"{summary['pictures']} chain pictures, {summary['sources']} source pages) in {summary['seconds']:.1f} s"
     )
     if not summary["graphviz"]:
         click.echo(summary["message"], err=True)
