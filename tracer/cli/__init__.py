@@ -36,9 +36,22 @@ class TracerGroup(click.Group):
             self.add_command(command, name)
         return command
 
+    def make_context(self, info_name, args, parent=None, **extra):  # type: ignore[no-untyped-def]
+        try:
+            return super().make_context(info_name, args, parent, **extra)
+        except click.exceptions.NoArgsIsHelpError:
+            raise
+        except click.UsageError as exc:
+            _usage_error(exc)
+            raise  # pragma: no cover  (_usage_error exits)
+
     def invoke(self, ctx: click.Context):  # type: ignore[no-untyped-def]
         try:
             return super().invoke(ctx)
+        except click.exceptions.NoArgsIsHelpError:
+            raise
+        except click.UsageError as exc:  # click's four-line block, in tracer's one-line shape
+            _usage_error(exc)
         except (UsageError, ProtocolError, ConfigError, ScanJsonError) as exc:
             click.echo(f"tracer: error: {exc}", err=True)
             ctx.exit(2)
@@ -47,8 +60,9 @@ class TracerGroup(click.Group):
             ctx.exit(130)
         except click.exceptions.Exit:
             raise
-        except click.ClickException:
-            raise
+        except click.ClickException as exc:
+            click.echo(f"tracer: error: {exc.format_message()}", err=True)
+            ctx.exit(2)
         except OSError as exc:
             click.echo(f"tracer: error: {exc}", err=True)
             ctx.exit(2)
@@ -58,6 +72,15 @@ class TracerGroup(click.Group):
             click.echo(f"tracer: internal error: {type(exc).__name__}: {exc} "
                        "(set TRACER_DEBUG=1 for the traceback; please report it)", err=True)
             ctx.exit(2)
+
+
+def _usage_error(exc: click.UsageError) -> None:
+    """`tracer: error: <what> (tracer scan --help)`, one line, exit 2 (as for every other error)."""
+    message = " ".join(exc.format_message().split())
+    where = f" (see '{exc.ctx.command_path} --help')" if exc.ctx is not None else ""
+    message = message[:1].lower() + message[1:].rstrip(".")
+    click.echo(f"tracer: error: {message}{where}", err=True)
+    raise SystemExit(2)
 
 
 @click.group(cls=TracerGroup, context_settings={"help_option_names": ["-h", "--help"]})

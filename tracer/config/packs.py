@@ -33,6 +33,7 @@ KEYS: dict[str, tuple[str, type, bool]] = {
     "name": ("name", str, True),
     "framework": ("framework", str, True),
     "description": ("description", str, False),
+    "rank": ("rank", int, False),
     "setter": ("setter", str, True),
     "state_attribute": ("state_attribute", str, True),
     "output_flag": ("output_flag", str, False),

@@ -6,10 +6,16 @@
     fail-on = "warning"                    # error | warning | info | never
     exclude = ["sglang/srt/models/experimental_*.py"]   # findings in these files are dropped
     baseline = ".tracer-baseline.json"     # accepted findings (tracer baseline writes it)
+    select = ["ALL"]                       # rules reported, by slug or prefix (ruff's way; default all)
+    ignore = ["silent-fallback"]           # rules never reported
+    extend-select = ["missing-setter"]     # added to select; an info rule named here is printed
 
 The repository root's pyproject.toml is read first; SGLang keeps its package
 metadata in python/pyproject.toml, so a [tool.tracer] table there is used when
-the root has none.
+the root has none. `tracer scan PATH` and `tracer report PATH` look in PATH and
+then its parents (the first pyproject.toml holding [tool.tracer] wins, as ruff
+finds its settings); `--config FILE` names the file (a pyproject.toml, or a
+TOML file whose top level is the table).
 """
 
 from __future__ import annotations
@@ -28,7 +34,8 @@ else:  # pragma: no cover
 
 FAIL_ON = ("error", "warning", "info", "never")
 DEFAULT_BASELINE = ".tracer-baseline.json"
-KNOWN_KEYS = {"protocols", "rules", "fail-on", "fail_on", "exclude", "baseline"}
+KNOWN_KEYS = {"protocols", "rules", "fail-on", "fail_on", "exclude", "baseline", "select", "ignore",
+              "extend-select", "extend_select"}
 
 
 @dataclass(frozen=True)
@@ -38,6 +45,9 @@ class LintConfig:
     fail_on: str = "error"
     exclude: tuple[str, ...] = ()
     baseline: str | None = None  # absolute path, or None for the default file if present
+    select: tuple[str, ...] | None = None  # rule selectors (slug or prefix, "ALL"); None: every rule
+    ignore: tuple[str, ...] = ()
+    extend_select: tuple[str, ...] = ()
     source: str = ""  # the pyproject.toml it came from ("" when none)
     notes: tuple[str, ...] = field(default=())  # unknown keys and the like, said once on stderr
 
@@ -60,6 +70,44 @@ def load_config(repo_root: str | Path) -> LintConfig:
     return LintConfig()
 
 
+def discover_config(start: str | Path) -> LintConfig:
+    """The settings of a scanned tree: PATH (and PATH/python) first, then PATH's parents;
+    the first pyproject.toml holding [tool.tracer] wins. None found: the defaults."""
+    here = Path(start).resolve()
+    if not here.is_dir():
+        here = here.parent
+    found = load_config(here)
+    if found.source:
+        return found
+    for parent in here.parents:
+        candidate = parent / "pyproject.toml"
+        if candidate.is_file():
+            found = load_config_file(candidate, missing_ok=True)
+            if found.source:
+                return found
+    return LintConfig()
+
+
+def load_config_file(path: str | Path, missing_ok: bool = False) -> LintConfig:
+    """`--config FILE`: a pyproject.toml ([tool.tracer]) or a TOML file whose top level is the table."""
+    where = Path(path)
+    try:
+        data = tomllib.loads(where.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise UsageError(f"{where}: cannot read tracer settings: {exc}") from None
+    if where.name == "pyproject.toml":
+        table = data.get("tool", {}).get("tracer")
+        if table is None:
+            if missing_ok:
+                return LintConfig()
+            raise UsageError(f"{where}: no [tool.tracer] table")
+    else:
+        table = data.get("tool", {}).get("tracer", data) if "tool" in data else data
+    if not isinstance(table, dict):
+        raise UsageError(f"{where}: [tool.tracer] must be a table")
+    return _from_table(table, where)
+
+
 def _from_table(table: dict, where: Path) -> LintConfig:
     def strings(key: str) -> tuple[str, ...]:
         value = table.get(key, [])
@@ -77,6 +125,8 @@ def _from_table(table: dict, where: Path) -> LintConfig:
     if baseline is not None and not isinstance(baseline, str):
         raise UsageError(f"{where}: [tool.tracer] baseline must be a path")
     notes = tuple(f"{where}: [tool.tracer] ignores unknown key {key!r}" for key in sorted(set(table) - KNOWN_KEYS))
+    select = strings("select") if "select" in table else None
+    extend_select = strings("extend-select") or strings("extend_select")
     return LintConfig(
         protocols=strings("protocols"),
         rules=tuple(str((base / r).resolve()) for r in strings("rules")),
@@ -85,6 +135,9 @@ def _from_table(table: dict, where: Path) -> LintConfig:
         baseline=str((base / baseline).resolve()) if baseline else None,
         source=str(where),
         notes=notes,
+        select=select,
+        ignore=strings("ignore"),
+        extend_select=extend_select,
     )
 
 
