@@ -19,7 +19,7 @@ from pathlib import Path
 from tracer import __version__
 from tracer.model.summary import ModuleSummary, from_plain, to_plain
 
-SCHEMA = "10"  # bump when a summary dataclass changes shape
+SCHEMA = "11"  # bump when a summary dataclass changes shape
 MAX_ENTRY_BYTES = 64 * 1024 * 1024  # a bigger entry is not ours: ignored, never read into memory
 
 

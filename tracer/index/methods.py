@@ -125,12 +125,16 @@ class _Collector:
 
     def _fallbacks(self, param: str, branch: list[ast.stmt]) -> None:
         branch_calls = tuple(sorted({name for c in _calls_in(branch) if (name := dotted(c.func))}))
-        for stmt in branch:
+        for index, stmt in enumerate(branch):
             if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
                 if param in _names(stmt.value):
                     continue  # derived from the parameter: not a fallback
                 if not isinstance(stmt.value, (ast.List, ast.Tuple, ast.ListComp, ast.Call)):
                     continue
+                target = stmt.targets[0]
+                if isinstance(target, ast.Name) and isinstance(stmt.value, ast.Call) \
+                        and any(target.id in _names(later) for later in branch[index + 1:]):
+                    continue  # an intermediate (num_layers = len(self.layers)) the fallback is built from
                 line, col = self.pos(stmt)
                 target = dotted(stmt.targets[0]) or self.src(stmt.targets[0])
                 self.fallbacks.append(Fallback(param, line, col, target, self.src(stmt.value), branch_calls))
