@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-DEFAULT_BUDGET_S = 1.5  # total jedi time per scan (checked before each call; an answer is cached)
+DEFAULT_BUDGET_S = 0.5  # total jedi time per scan (checked before each call; an answer is cached)
 
 
 class JediFallback:
