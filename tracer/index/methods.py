@@ -144,9 +144,9 @@ class _Collector:
                     continue  # derived from the parameter: not a fallback
                 if not isinstance(stmt.value, (ast.List, ast.Tuple, ast.ListComp, ast.Call)):
                     continue
-                target = stmt.targets[0]
-                if isinstance(target, ast.Name) and isinstance(stmt.value, ast.Call) \
-                        and any(target.id in _names(later) for later in branch[index + 1:]):
+                bound = stmt.targets[0]
+                if isinstance(bound, ast.Name) and isinstance(stmt.value, ast.Call) \
+                        and any(bound.id in _names(later) for later in branch[index + 1:]):
                     continue  # an intermediate (num_layers = len(self.layers)) the fallback is built from
                 line, col = self.pos(stmt)
                 target = dotted(stmt.targets[0]) or self.src(stmt.targets[0])
