@@ -48,6 +48,7 @@ def within(path: Path, folder: Path) -> bool:
 
 
 RECORD_VERSION = "4"
+MAX_RECORD_BYTES = 256 * 1024 * 1024  # a lint record or result bigger than this is not ours
 
 
 @dataclass(frozen=True)
