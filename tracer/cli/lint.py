@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 from typing import Any
@@ -11,12 +12,13 @@ import click
 from tracer.cli.options import PackOptions, pack_options, write_output
 from tracer.config.settings import load_config, merge
 from tracer.lint.baseline import write_baseline
+from tracer.lint.gate import BaseSettings
 from tracer.lint.git import repo_root
 from tracer.lint.lint import exit_code, format_lint_text, lint, summary_line
 from tracer.lint.records import Options
 from tracer.model.kinds import FAIL_ON
 from tracer.model.results import ScanResult
-from tracer.present.github import format_github
+from tracer.present.github import escape_data, format_github
 from tracer.present.sarif import format_sarif
 from tracer.present.scan_json import from_json
 
@@ -32,10 +34,14 @@ def repo_option(func):  # type: ignore[no-untyped-def]
                         help="Run as if started in this folder (a git checkout of the framework).")(func)
 
 
-def settings(packs: PackOptions, start: str, fail_on: str | None = None, baseline: str | None = None):  # type: ignore[no-untyped-def]
+def settings(packs: PackOptions, start: str, fail_on: str | None = None, baseline: str | None = None,
+             gate: BaseSettings | None = None):  # type: ignore[no-untyped-def]
+    """(root, config, options): [tool.tracer] of the working tree, or with ``gate`` the base
+    commit's; a command-line option replaces the value either way."""
     root = repo_root(start)
-    config = merge(load_config(root), packs.protocols, packs.rule_files, fail_on, (), baseline)
-    for note in config.notes:
+    config = merge(gate.config if gate is not None else load_config(root), packs.protocols, packs.rule_files,
+                   fail_on, (), baseline)
+    for note in config.notes + tuple(gate.notes if gate is not None else ()):
         click.echo(f"tracer: {note}", err=True)
     options = Options(config.protocols, config.rules, packs.cache_dir, packs.use_cache, packs.jobs)
     return root, config, options
@@ -54,16 +60,22 @@ def settings(packs: PackOptions, start: str, fail_on: str | None = None, baselin
 def lint_command(packs: PackOptions, start: str, base_ref: str | None, fmt: str, baseline: str | None,
                  no_baseline: bool, fail_on: str | None, full: bool, out_file: str | None) -> None:
     """Report the capture-chain findings a change introduces (and those it fixes), pre-merge."""
-    root, config, options = settings(packs, start, fail_on, baseline)
-    result = lint(root, base_ref, config, options, full=full, use_baseline=not no_baseline,
-                  progress=lambda message: click.echo(message, err=True))
+    with contextlib.ExitStack() as stack:
+        # with --base the gate's settings are the base commit's, not the change's
+        gate = stack.enter_context(BaseSettings(repo_root(start), base_ref)) if base_ref else None
+        root, config, options = settings(packs, start, fail_on, baseline, gate)
+        result = lint(root, base_ref, config, options, full=full, use_baseline=not no_baseline,
+                      progress=lambda message: click.echo(message, err=True),
+                      baseline_bytes=gate.baseline_bytes if gate is not None and not baseline else None,
+                      notes=tuple(gate.notes) if gate is not None else ())
     if fmt == "json":
         text = json.dumps(result, indent=2) + "\n"
     elif fmt == "sarif":
         text = format_sarif(as_scan_result(result))
     elif fmt == "github":
         text = format_github(as_scan_result(result))
-        text += f"::notice title=tracer lint::{summary_line(result)}\n"
+        text += "".join(f"::warning title=tracer lint::{escape_data(note)}\n" for note in result.get("notes", []))
+        text += f"::notice title=tracer lint::{escape_data(summary_line(result))}\n"
     else:
         text = format_lint_text(result)
     write_output(text, out_file)
