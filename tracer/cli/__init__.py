@@ -9,10 +9,12 @@ Exit status: 0 clean, 1 findings at or above --fail-on, 2 usage or input error.
 from __future__ import annotations
 
 import os
+import sys
 
 import click
 
 from tracer import __version__
+from tracer.cli import interrupt
 from tracer.config.packs import ProtocolError
 from tracer.effective.configs import ConfigError
 from tracer.model.errors import UsageError
@@ -37,22 +39,29 @@ class TracerGroup(click.Group):
         return command
 
     def invoke(self, ctx: click.Context):  # type: ignore[no-untyped-def]
+        if not type(sys.stdout).__module__.startswith("click.testing"):  # not inside a test's CliRunner
+            interrupt.install()  # SIGINT/SIGTERM: exit 130/143 within a second, no worker left
         try:
             return super().invoke(ctx)
+        except KeyboardInterrupt as exc:
+            interrupt.finish(exc.code if isinstance(exc, interrupt.Interrupted) else 130)
         except (UsageError, ProtocolError, ConfigError, ScanJsonError) as exc:
+            if interrupt.received():
+                interrupt.finish(128 + (interrupt.received() or 2))
             click.echo(f"tracer: error: {exc}", err=True)
             ctx.exit(2)
-        except KeyboardInterrupt:  # pragma: no cover
-            click.echo("tracer: interrupted", err=True)
-            ctx.exit(130)
         except click.exceptions.Exit:
             raise
         except click.ClickException:
             raise
         except OSError as exc:
+            if interrupt.received():
+                interrupt.finish(128 + (interrupt.received() or 2))
             click.echo(f"tracer: error: {exc}", err=True)
             ctx.exit(2)
         except Exception as exc:  # a bug in tracer: say so in one line, keep the detail on request
+            if interrupt.received():  # an interrupt that some library turned into another error
+                interrupt.finish(128 + (interrupt.received() or 2))
             if "TRACER_DEBUG" in os.environ:
                 raise
             click.echo(f"tracer: internal error: {type(exc).__name__}: {exc} "
