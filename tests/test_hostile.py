@@ -304,3 +304,33 @@ def test_lint_without_a_writable_cache_still_answers(pr_repo, tmp_path):
     assert done.returncode == 1 and "dead-write" in done.stdout, done.stderr
     assert sorted(p.name for p in cache.iterdir()) == ["lint", "summaries"]
     assert not [p for p in pr_repo.rglob(".tmp*")] and not [p for p in cache.rglob(".*tmp*")]
+
+
+# -- crash isolation ---------------------------------------------------------------------------
+
+INDEX_ONE = ("import json, sys\nfrom tracer.index.project import index_file\nfrom tracer.index.discover import SourceFile\n"
+             "s = SourceFile('m', 'm.py', '/x', False)\n"
+             "print(json.dumps(index_file(s, 'full', sys.stdin.buffer.read()).error))\n")
+
+
+@pytest.mark.parametrize("shape", ["backslash", "parens", "unary", "or-words"])
+def test_deep_chain_over_logical_lines_never_reaches_libcst(shape):
+    """Python 3.12 syntax (refused by this interpreter's parser, so the guard falls back to
+    counting) plus a 20,000-operand chain over short physical lines: libcst segfaulted
+    (backslashes) or ran for more than five minutes (brackets)."""
+    chain = {"backslash": "x = a \\\n" + " + a \\\n" * 20_000 + " + a\n",
+             "parens": "x = (a\n" + " + a\n" * 20_000 + ")\n",
+             "unary": "x = " + "-" * 9_000 + "a\n",
+             "or-words": "x = [a\n" + " or a\n" * 20_000 + "]\n"}[shape]
+    text = "type X = int\n" + chain
+    done = subprocess.run([sys.executable, "-c", INDEX_ONE], input=text.encode(), capture_output=True, timeout=60,
+                          env=dict(os.environ, PYTHONPATH=str(REPO)))
+    assert done.returncode == 0, done.stderr.decode()[-1000:]
+    assert json.loads(done.stdout), "the chain was handed to libcst"
+
+
+def test_newer_syntax_of_ordinary_depth_is_still_parsed():
+    text = "type X = int\n" + (OK / QWEN2).read_text()
+    done = subprocess.run([sys.executable, "-c", INDEX_ONE], input=text.encode(), capture_output=True, timeout=60,
+                          env=dict(os.environ, PYTHONPATH=str(REPO)))
+    assert done.returncode == 0 and json.loads(done.stdout) in ("", None), done.stdout
