@@ -18,6 +18,7 @@ from tracer.cli import interrupt
 from tracer.config.packs import ProtocolError
 from tracer.effective.configs import ConfigError
 from tracer.model.errors import UsageError
+from tracer.model.escape import printable
 from tracer.present.scan_json import ScanJsonError
 
 
@@ -48,7 +49,7 @@ class TracerGroup(click.Group):
         except (UsageError, ProtocolError, ConfigError, ScanJsonError) as exc:
             if interrupt.received():
                 interrupt.finish(128 + (interrupt.received() or 2))
-            click.echo(f"tracer: error: {exc}", err=True)
+            click.echo(f"tracer: error: {printable(exc)}", err=True)
             ctx.exit(2)
         except click.exceptions.Exit:
             raise
@@ -57,14 +58,14 @@ class TracerGroup(click.Group):
         except OSError as exc:
             if interrupt.received():
                 interrupt.finish(128 + (interrupt.received() or 2))
-            click.echo(f"tracer: error: {exc}", err=True)
+            click.echo(f"tracer: error: {printable(exc)}", err=True)
             ctx.exit(2)
         except Exception as exc:  # a bug in tracer: say so in one line, keep the detail on request
             if interrupt.received():  # an interrupt that some library turned into another error
                 interrupt.finish(128 + (interrupt.received() or 2))
             if "TRACER_DEBUG" in os.environ:
                 raise
-            click.echo(f"tracer: internal error: {type(exc).__name__}: {exc} "
+            click.echo(f"tracer: internal error: {type(exc).__name__}: {printable(exc)} "
                        "(set TRACER_DEBUG=1 for the traceback; please report it)", err=True)
             ctx.exit(2)
 

@@ -42,6 +42,7 @@ from tracer.lint.records import MAX_RECORD_BYTES, RECORD_VERSION, NeedFullScan, 
 from tracer.lint.retrace import full_head, retrace
 from tracer.lint.suppress import apply_to_json
 from tracer.model.errors import UsageError
+from tracer.model.escape import printable
 from tracer.model.kinds import at_least
 from tracer.safeio.auth import load_entry, store_entry
 
@@ -236,6 +237,7 @@ def format_lint_text(result: dict) -> str:
             + (f" ({', '.join(e.rsplit('.', 1)[-1] for e in f['entries'][:3])}{' ...' if len(f['entries']) > 3 else ''})"
                if f.get("entries") else "")
             for f in result["fixed"]))
+    lines = [printable(line) for line in lines]  # a name or value holding a newline must not forge a line
     lines.append(summary_line(result))
     if hidden:
         lines.append(f"({hidden} new info findings, e.g. missing-setter, not listed: --fail-on info or --format json shows them)")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+from tracer.model.escape import printable
 from tracer.model.results import ScanResult
 
 VERDICT_ORDER = {"broken": 0, "unknown": 1, "ok": 2, "missing": 3}
@@ -18,13 +19,13 @@ def format_text(scan: ScanResult, show_chains: bool = True, show_missing: bool =
     paint = _painter(color)
     shown = [f for f in scan.findings if show_missing or f.severity != "info"]
     for f in shown:
-        where = f"{f.file}:{f.line}:{f.col + 1}"
-        lines.append(f"{paint(where, 'bold')}: {paint(f.slug, f.severity)} [{f.severity}] {f.message}")
+        where = f"{printable(f.file)}:{f.line}:{f.col + 1}"
+        lines.append(f"{paint(where, 'bold')}: {paint(f.slug, f.severity)} [{f.severity}] {printable(f.message)}")
         extra = len(f.entries) - 1
         if extra > 0:
             lines.append(f"    affects {len(f.entries)} entry classes: "
-                         + ", ".join(_short(e, 1) for e in f.entries[:6]) + (" ..." if extra > 5 else ""))
-        lines.append(f"    hint: {f.hint}")
+                         + ", ".join(printable(_short(e, 1)) for e in f.entries[:6]) + (" ..." if extra > 5 else ""))
+        lines.append(f"    hint: {printable(f.hint)}")
     if shown:
         lines.append("")
     if show_chains:
@@ -35,15 +36,17 @@ def format_text(scan: ScanResult, show_chains: bool = True, show_missing: bool =
             missing = []
             for m in models:
                 if m.verdict == "missing" and not show_missing:
-                    missing.append(_short(m.entry, 1))
+                    missing.append(printable(_short(m.entry, 1)))
                     continue
                 tag = "  [draft head]" if m.draft else ""
-                lines.append(f"{paint(m.verdict.ljust(7), m.verdict)} {m.entry}  ({m.file}:{m.line}){tag}")
+                lines.append(f"{paint(m.verdict.ljust(7), m.verdict)} {printable(m.entry)}  "
+                             f"({printable(m.file)}:{m.line}){tag}")
                 if m.reason and m.verdict != "ok":
-                    lines.append(f"        why: {m.reason}")
+                    lines.append(f"        why: {printable(m.reason)}")
                 for hop in m.chain:
                     how = hop.reason or hop.resolved_by
-                    lines.append(f"        {hop.kind:<10} {_short(hop.qualname)}  {hop.file}:{hop.line}  [{how}]")
+                    lines.append(f"        {hop.kind:<10} {printable(_short(hop.qualname))}  {printable(hop.file)}:{hop.line}"
+                                 f"  [{printable(how)}]")
             if missing:
                 lines.append(f"missing {len(missing)} entry classes without {proto}'s setter: "
                              + ", ".join(missing[:12]) + (" ..." if len(missing) > 12 else "")
@@ -55,7 +58,7 @@ def format_text(scan: ScanResult, show_chains: bool = True, show_missing: bool =
                 order = {True: "before graph capture", False: "AFTER graph capture", None: "order unknown"}[
                     s.before_graph_capture]
                 ids = "with ids" if s.passes_ids else "WITHOUT ids"
-                lines.append(f"  {s.protocol}: {_short(s.caller)}  {s.file}:{s.line}  {ids}, {order}")
+                lines.append(f"  {s.protocol}: {printable(_short(s.caller))}  {printable(s.file)}:{s.line}  {ids}, {order}")
             lines.append("")
     lines.append(summary_line(scan))
     return "\n".join(lines) + "\n"
