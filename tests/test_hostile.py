@@ -334,3 +334,72 @@ def test_newer_syntax_of_ordinary_depth_is_still_parsed():
     done = subprocess.run([sys.executable, "-c", INDEX_ONE], input=text.encode(), capture_output=True, timeout=60,
                           env=dict(os.environ, PYTHONPATH=str(REPO)))
     assert done.returncode == 0 and json.loads(done.stdout) in ("", None), done.stdout
+
+
+# -- output injection and git --------------------------------------------------------------------
+
+HOSTILE_TEXT = "\x1b[2J\u202e\r\n::error::forged"
+
+
+def _hostile_result() -> dict:
+    """A scan result whose every name and value carries control characters (a stranger's
+    tree chooses its strings; the formatters must not trust any of them)."""
+    bad = HOSTILE_TEXT
+    hop = {"kind": "setter", "qualname": f"m.C{bad}.set", "file": f"m{bad}.py", "line": 3, "call_file": None,
+           "call_line": None, "resolved_by": bad, "reason": bad}
+    finding = {"slug": "dead-write", "severity": "error", "protocol": "p", "entry": f"m.C{bad}",
+               "entries": [f"m.C{bad}"], "file": f"m{bad}.py", "line": 3, "col": 0, "message": f"msg {bad}",
+               "hint": f"hint {bad}", "fingerprint": "f"}
+    model = {"entry": f"m.C{bad}", "protocol": "p", "verdict": "broken", "reason": bad, "file": f"m{bad}.py",
+             "line": 1, "chain": [hop], "state_owner": None, "draft": False}
+    return {"tool": {"name": "tracer", "version": "0"}, "root": "/r", "protocols": ["p"], "findings": [finding],
+            "models": [model], "call_sites": [], "input_errors": []}
+
+
+def test_control_characters_never_reach_the_output():
+    from tracer.lint.lint import format_lint_text
+    from tracer.present.github import format_github
+    from tracer.present.scan_json import from_json
+    from tracer.present.text import format_text
+
+    data = _hostile_result()
+    scan = from_json(data)
+    lint_result = {"findings": data["findings"], "fixed": data["findings"], "base": {"ref": "HEAD", "commit": "0" * 40},
+                   "stats": {}, "affected": {}, "touched_in_package": []}
+    outputs = {"text": format_text(scan, show_chains=True), "github": format_github(scan),
+               "lint": format_lint_text(lint_result)}
+    for name, text in outputs.items():
+        for bad in ("\x1b", "\u202e", "\r"):
+            assert bad not in text, (name, repr(bad))
+        lines = text.splitlines()
+        assert not [line for line in lines if line.startswith("::error::forged")], name
+        assert "\\x1b[2J\\u202e" in text, name
+    assert len(outputs["github"].splitlines()) == 1
+
+
+def test_printable_escapes_every_control_character():
+    from tracer.model.escape import printable
+    from tracer.present.github import escape_data, escape_property
+
+    assert printable("a\nb\x1b[31m\u202e\u2028c d") == "a\\x0ab\\x1b[31m\\u202e\\u2028c d"
+    assert printable("plain text: ok") == "plain text: ok"
+    assert escape_data("50%\r\nnext\x1b") == "50%25%0D%0Anext\\x1b"
+    assert escape_property("a:b,c\n") == "a%3Ab%2Cc%0A"
+
+
+def test_git_filters_of_the_checkout_never_run(pr_repo, tmp_path):
+    """.gitattributes names a filter whose clean and smudge commands write markers: git
+    diff (clean) and git archive (smudge) ran them during lint."""
+    marker = tmp_path / "FILTER_RAN"
+    (pr_repo / ".gitattributes").write_text("*.py filter=evil\n")
+    git(pr_repo, "config", "filter.evil.clean", f"sh -c 'touch {marker}; cat'")
+    git(pr_repo, "config", "filter.evil.smudge", f"sh -c 'touch {marker}; cat'")
+    git(pr_repo, "add", ".gitattributes")
+    git(pr_repo, "commit", "-qm", "attributes")
+    marker.unlink(missing_ok=True)
+    model = pr_repo / QWEN2
+    model.write_text(model.read_text() + "\n# touched\n")
+    for args in ([], ["--base", "main"], ["--full"]):
+        done = run("lint", "--cache-dir", str(tmp_path / f"cache{len(args)}"), *args, cwd=pr_repo)
+        assert done.returncode in (0, 1), done.stderr
+    assert not marker.exists(), "a filter of the checkout ran"
