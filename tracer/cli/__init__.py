@@ -11,15 +11,19 @@ from __future__ import annotations
 import os
 import sys
 
-import click
-
-from tracer import __version__
 from tracer.cli import interrupt
-from tracer.config.packs import ProtocolError
-from tracer.effective.configs import ConfigError
-from tracer.model.errors import UsageError
-from tracer.model.escape import printable
-from tracer.present.scan_json import ScanJsonError
+
+if "pytest" not in sys.modules:  # the command itself: handlers before the slow imports below
+    interrupt.install()
+
+import click  # noqa: E402
+
+from tracer import __version__  # noqa: E402
+from tracer.config.packs import ProtocolError  # noqa: E402
+from tracer.effective.configs import ConfigError  # noqa: E402
+from tracer.model.errors import UsageError  # noqa: E402
+from tracer.model.escape import printable  # noqa: E402
+from tracer.present.scan_json import ScanJsonError  # noqa: E402
 
 
 class TracerGroup(click.Group):
@@ -40,9 +44,10 @@ class TracerGroup(click.Group):
         return command
 
     def invoke(self, ctx: click.Context):  # type: ignore[no-untyped-def]
-        if not type(sys.stdout).__module__.startswith("click.testing"):  # not inside a test's CliRunner
-            interrupt.install()  # SIGINT/SIGTERM: exit 130/143 within a second, no worker left
         try:
+            if not type(sys.stdout).__module__.startswith("click.testing"):  # not inside a test's CliRunner
+                interrupt.install()  # SIGINT/SIGTERM: exit 130/143 within a second, no worker left
+            interrupt.armed(True)
             return super().invoke(ctx)
         except KeyboardInterrupt as exc:
             interrupt.finish(exc.code if isinstance(exc, interrupt.Interrupted) else 130)
@@ -68,6 +73,8 @@ class TracerGroup(click.Group):
             click.echo(f"tracer: internal error: {type(exc).__name__}: {printable(exc)} "
                        "(set TRACER_DEBUG=1 for the traceback; please report it)", err=True)
             ctx.exit(2)
+        finally:
+            interrupt.armed(False)
 
 
 @click.group(cls=TracerGroup, context_settings={"help_option_names": ["-h", "--help"]})

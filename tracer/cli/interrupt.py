@@ -11,6 +11,9 @@
   handler whatever the main thread does); if the process has not ended
   ``GRACE`` seconds later, the watcher kills the children, removes the temp files
   of writes under way and ends the process itself.
+- Installed as the first thing ``tracer.cli`` does (before click, libcst and the
+  stages are imported); a signal in the interpreter's own start-up before that
+  (the first ~50 ms) meets Python's default handling.
 - Forked workers inherit the handlers: in a worker a signal ends it quietly (the
   parent decides what happens), and the wakeup fd is dropped so a worker's signal
   never reaches the parent's watcher.
@@ -24,12 +27,20 @@ import sys
 import threading
 import time
 
-from tracer.safeio.write import remove_pending
-
 GRACE = 0.6  # seconds the main thread gets to unwind before the watcher ends the process
 _OWNER = 0
 _RECEIVED: list[int] = []
 _DONE = threading.Event()
+_ARMED = threading.Event()  # set while a command runs: the handler unwinds; otherwise it ends at once
+
+
+def armed(on: bool) -> None:
+    """While a command runs an interrupt unwinds it (finally blocks run); before (imports)
+    and after (exit) there is nothing to unwind: the process ends at once."""
+    if on:
+        _ARMED.set()
+    else:
+        _ARMED.clear()
 
 
 class Interrupted(KeyboardInterrupt):
@@ -70,13 +81,9 @@ def _children() -> list[int]:
 
 
 def kill_children(reap: bool = False) -> None:
-    try:
-        import multiprocessing
-
-        pids = {p.pid for p in multiprocessing.active_children() if p.pid}
-    except Exception:  # noqa: BLE001 - best effort; /proc below finds them too
-        pids = set()
-    pids.update(_children())
+    """SIGKILL every child. Nothing here imports or takes a lock another thread could hold
+    (this runs in a signal handler and in the watcher): children are found in /proc."""
+    pids = set(_children())
     for pid in pids:
         try:
             os.kill(pid, signal.SIGKILL)
@@ -104,15 +111,19 @@ def _reap(pids: set[int], within: float = 0.2) -> None:
             time.sleep(0.005)
 
 
-def finish(code: int, message: str = "tracer: interrupted") -> None:
-    """End the process now: children killed, temp files removed, one line, ``code``."""
+def finish(code: int, message: str = "tracer: interrupted", flush: bool = True) -> None:
+    """End the process now: children killed, temp files removed, one line, ``code``.
+    (The watcher passes ``flush=False``: the main thread may hold stdout's lock.)"""
     _DONE.set()
     kill_children(reap=True)
-    remove_pending()
-    try:
-        sys.stdout.flush()
-    except Exception:  # noqa: BLE001 - a closed pipe: nothing more to say there
-        pass
+    writes = sys.modules.get("tracer.safeio.write")  # not imported yet: no write under way
+    if writes is not None:
+        writes.remove_pending()
+    if flush:
+        try:
+            sys.stdout.flush()
+        except Exception:  # noqa: BLE001 - a closed pipe: nothing more to say there
+            pass
     try:
         os.write(2, (message + "\n").encode())
     except OSError:
@@ -135,6 +146,8 @@ def _handler(signum: int, frame: object) -> None:
     if os.getpid() != _OWNER:
         os._exit(128 + signum)  # a forked worker: quietly; the parent reports
     _mark(signum)
+    if not _ARMED.is_set():
+        finish(128 + signum)
     kill_children()
     raise Interrupted(signum)
 
@@ -155,7 +168,7 @@ def _watch(read_fd: int) -> None:
         while time.monotonic() < deadline and not _DONE.is_set():
             time.sleep(0.02)
         if not _DONE.is_set():
-            finish(128 + signum)
+            finish(128 + signum, flush=False)
 
 
 def _in_child() -> None:
@@ -173,8 +186,9 @@ def install() -> None:
     _OWNER = os.getpid()
     read_fd, write_fd = os.pipe()
     os.set_blocking(write_fd, False)
+    os.register_at_fork(after_in_child=_in_child)
+    # the watcher first: a signal from here on always finds it
+    threading.Thread(target=_watch, args=(read_fd,), name="tracer-interrupt", daemon=True).start()
     signal.set_wakeup_fd(write_fd, warn_on_full_buffer=False)
     signal.signal(signal.SIGINT, _handler)
     signal.signal(signal.SIGTERM, _handler)
-    os.register_at_fork(after_in_child=_in_child)
-    threading.Thread(target=_watch, args=(read_fd,), name="tracer-interrupt", daemon=True).start()

@@ -84,10 +84,15 @@ def write_bytes(path: str | Path, data: bytes, root: str | Path | None = None, m
 
 
 def remove_pending() -> None:
-    """Remove the temp files of writes still under way (an interrupt: the process ends now)."""
-    with _LOCK:
+    """Remove the temp files of writes still under way (an interrupt: the process ends now;
+    never blocks on a lock the interrupted thread may hold)."""
+    locked = _LOCK.acquire(timeout=0.1)
+    try:
         pending = list(_PENDING)
         _PENDING.clear()
+    finally:
+        if locked:
+            _LOCK.release()
     for tmp in pending:
         try:
             os.unlink(tmp)
