@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 from typing import Any
@@ -13,12 +14,13 @@ from tracer.cli.options import PackOptions, RuleOptions, pack_options, rule_opti
 from tracer.cli.output import progress, quiet_option
 from tracer.config.settings import load_config, load_config_file, merge
 from tracer.lint.baseline import write_baseline
+from tracer.lint.gate import BaseSettings
 from tracer.lint.git import repo_root
 from tracer.lint.lint import exit_code, format_lint_text, lint, summary_line
 from tracer.lint.records import Options
 from tracer.model.kinds import FAIL_ON
 from tracer.model.results import ScanResult
-from tracer.present.github import format_github
+from tracer.present.github import escape_data, format_github
 from tracer.present.sarif import format_sarif
 from tracer.present.scan_json import from_json
 
@@ -35,11 +37,16 @@ def repo_option(func):  # type: ignore[no-untyped-def]
 
 
 def settings(packs: PackOptions, start: str, fail_on: str | None = None, baseline: str | None = None,  # type: ignore[no-untyped-def]
-             config_file: str | None = None):
+             config_file: str | None = None, gate: BaseSettings | None = None):
+    """(root, config, options): [tool.tracer] of the working tree, or with ``gate`` the base
+    commit's; ``--config FILE`` (the command line) and any other option replace it either way."""
     root = repo_root(start)
-    loaded = load_config_file(config_file) if config_file else load_config(root)
+    if config_file:
+        loaded = load_config_file(config_file)
+    else:
+        loaded = gate.config if gate is not None else load_config(root)
     config = merge(loaded, packs.protocols, packs.rule_files, fail_on, (), baseline)
-    for note in config.notes:
+    for note in config.notes + tuple(gate.notes if gate is not None else ()):
         click.echo(f"tracer: {note}", err=True)
     options = Options(config.protocols, config.rules, packs.cache_dir, packs.use_cache, packs.jobs)
     return root, config, options
@@ -60,12 +67,16 @@ def settings(packs: PackOptions, start: str, fail_on: str | None = None, baselin
 def lint_command(packs: PackOptions, rules: RuleOptions, quiet: bool, start: str, base_ref: str | None, fmt: str,
                  baseline: str | None, no_baseline: bool, fail_on: str | None, full: bool, out_file: str | None) -> None:
     """Report the capture-chain findings a change introduces (and those it fixes), pre-merge."""
-    root, config, options = settings(packs, start, fail_on, baseline, rules.config_file)
-    selection = resolve([Layer(config.select, config.ignore, config.extend_select),
-                         Layer(rules.select, rules.ignore, rules.extend_select)])
-
-    with progress(f"tracer: linting {root.name}", quiet) as shown:
-        result = lint(root, base_ref, config, options, full=full, use_baseline=not no_baseline, progress=shown.note)
+    with contextlib.ExitStack() as stack:
+        # with --base the gate's settings are the base commit's, not the change's
+        gate = stack.enter_context(BaseSettings(repo_root(start), base_ref)) if base_ref else None
+        root, config, options = settings(packs, start, fail_on, baseline, rules.config_file, gate)
+        selection = resolve([Layer(config.select, config.ignore, config.extend_select),
+                             Layer(rules.select, rules.ignore, rules.extend_select)])
+        shown = stack.enter_context(progress(f"tracer: linting {root.name}", quiet))
+        result = lint(root, base_ref, config, options, full=full, use_baseline=not no_baseline, progress=shown.note,
+                      baseline_bytes=gate.baseline_bytes if gate is not None and not baseline else None,
+                      notes=tuple(gate.notes) if gate is not None else ())
     for key in ("findings", "fixed"):  # --select/--ignore: the rules not chosen are neither new nor fixed
         result[key] = [f for f in result[key] if f["slug"] in selection.slugs]
     if fmt == "json":
@@ -73,8 +84,9 @@ def lint_command(packs: PackOptions, rules: RuleOptions, quiet: bool, start: str
     elif fmt == "sarif":
         text = format_sarif(as_scan_result(result))
     elif fmt == "github":
-        text = format_github(as_scan_result(result), show_info=config.fail_on == "info",
-                             info_slugs=selection.named, summary=summary_line(result))
+        text = "".join(f"::warning title=tracer lint::{escape_data(note)}\n" for note in result.get("notes", []))
+        text += format_github(as_scan_result(result), show_info=config.fail_on == "info",
+                              info_slugs=selection.named, summary=summary_line(result))
     else:
         text = format_lint_text(result)
     write_output(text, out_file)

@@ -21,11 +21,13 @@ TOML file whose top level is the table).
 from __future__ import annotations
 
 import fnmatch
+import os
 import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from tracer.index.discover import UsageError
+from tracer.model.errors import UsageError
+from tracer.safeio.read import Unreadable, is_within, read_bytes
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -52,21 +54,25 @@ class LintConfig:
     notes: tuple[str, ...] = field(default=())  # unknown keys and the like, said once on stderr
 
 
+MAX_PYPROJECT_BYTES = 1024 * 1024
+PYPROJECTS = ("pyproject.toml", "python/pyproject.toml")
+
+
 def load_config(repo_root: str | Path) -> LintConfig:
+    """[tool.tracer] of the working tree, read by the reading rule (regular file inside
+    the repository, bounded); its rules and baseline must stay inside the repository."""
     root = Path(repo_root)
-    for candidate in (root / "pyproject.toml", root / "python" / "pyproject.toml"):
-        if not candidate.is_file():
+    for name in PYPROJECTS:
+        candidate = root / name
+        if not candidate.exists() and not candidate.is_symlink():
             continue
         try:
-            data = tomllib.loads(candidate.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-            raise UsageError(f"{candidate}: cannot read [tool.tracer]: {exc}") from None
-        table = data.get("tool", {}).get("tracer")
-        if table is None:
-            continue
-        if not isinstance(table, dict):
-            raise UsageError(f"{candidate}: [tool.tracer] must be a table")
-        return _from_table(table, candidate)
+            data = read_bytes(candidate, MAX_PYPROJECT_BYTES, root)
+        except Unreadable as exc:
+            raise UsageError(f"cannot read [tool.tracer]: {exc}") from None
+        config = config_from_text(data, candidate, root)
+        if config is not None:
+            return config
     return LintConfig()
 
 
@@ -91,9 +97,11 @@ def discover_config(start: str | Path) -> LintConfig:
 def load_config_file(path: str | Path, missing_ok: bool = False) -> LintConfig:
     """`--config FILE`: a pyproject.toml ([tool.tracer]) or a TOML file whose top level is the table."""
     where = Path(path)
-    try:
-        data = tomllib.loads(where.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+    try:  # the reading rule, as for any file tracer opens (the command line named this one)
+        data = tomllib.loads(read_bytes(where, MAX_PYPROJECT_BYTES, where.parent).decode("utf-8"))
+    except Unreadable as exc:
+        raise UsageError(f"{where}: cannot read tracer settings: {exc}") from None
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError) as exc:
         raise UsageError(f"{where}: cannot read tracer settings: {exc}") from None
     if where.name == "pyproject.toml":
         table = data.get("tool", {}).get("tracer")
@@ -108,7 +116,32 @@ def load_config_file(path: str | Path, missing_ok: bool = False) -> LintConfig:
     return _from_table(table, where)
 
 
-def _from_table(table: dict, where: Path) -> LintConfig:
+def config_from_text(data: bytes, where: Path, root: Path) -> LintConfig | None:
+    """The [tool.tracer] table of one pyproject.toml's bytes (None when it has none);
+    paths in it are relative to ``where``'s folder and may not leave ``root``."""
+    try:
+        parsed = tomllib.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError) as exc:
+        raise UsageError(f"{where}: cannot read [tool.tracer]: {exc}") from None
+    tool = parsed.get("tool", {})
+    table = tool.get("tracer") if isinstance(tool, dict) else None
+    if table is None:
+        return None
+    if not isinstance(table, dict):
+        raise UsageError(f"{where}: [tool.tracer] must be a table")
+    return _from_table(table, where, root)
+
+
+def _inside(path: Path, root: Path, where: Path, key: str) -> str:
+    """``path`` resolved; a UsageError when it leaves the repository (a stranger's
+    pyproject must not make tracer read or overwrite ``../elsewhere``)."""
+    resolved = Path(os.path.abspath(path))
+    if not is_within(resolved, root) or not resolved.is_relative_to(os.path.abspath(root)):
+        raise UsageError(f"{where}: [tool.tracer] {key} {str(path)!r} leaves the repository; refused")
+    return str(resolved)
+
+
+def _from_table(table: dict, where: Path, root: Path | None = None) -> LintConfig:
     def strings(key: str) -> tuple[str, ...]:
         value = table.get(key, [])
         if isinstance(value, str):
@@ -118,6 +151,7 @@ def _from_table(table: dict, where: Path) -> LintConfig:
         return tuple(value)
 
     base = where.parent
+    root = root if root is not None else base
     fail_on = table.get("fail-on", table.get("fail_on", "error"))
     if fail_on not in FAIL_ON:
         raise UsageError(f"{where}: [tool.tracer] fail-on must be one of {', '.join(FAIL_ON)} (got {fail_on!r})")
@@ -129,10 +163,10 @@ def _from_table(table: dict, where: Path) -> LintConfig:
     extend_select = strings("extend-select") or strings("extend_select")
     return LintConfig(
         protocols=strings("protocols"),
-        rules=tuple(str((base / r).resolve()) for r in strings("rules")),
+        rules=tuple(_inside(base / r, root, where, "rules") for r in strings("rules")),
         fail_on=fail_on,
         exclude=strings("exclude"),
-        baseline=str((base / baseline).resolve()) if baseline else None,
+        baseline=_inside(base / baseline, root, where, "baseline") if baseline else None,
         source=str(where),
         notes=notes,
         select=select,

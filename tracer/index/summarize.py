@@ -8,6 +8,7 @@ plain data); module outlines come from the stdlib ``ast`` too (outline.py).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 import libcst as cst
@@ -513,13 +514,28 @@ def _ast_depth(tree) -> tuple[int, int]:
 
 
 def _naive_nesting(text: str) -> int:
-    """Upper-bound guess (strings and comments counted too) for text Python cannot parse."""
+    """Upper-bound guess (strings and comments counted too) for text Python cannot parse,
+    over logical lines: a line continued by a backslash or inside brackets is one line, so a
+    20,000-operand chain spread over short physical lines is seen whole (libcst crashed on it).
+    Each operator or operator keyword of a logical line counts as a level of nesting, up to
+    MAX_OPERATORS per line before the guard refuses (libcst's native parser crashes near 3,000)."""
     depth = deepest = 0
+    operators = 0
     for line in text.split("\n"):
-        depth = max(0, depth) + sum(line.count(c) for c in "([{")
+        opened = sum(line.count(c) for c in "([{")
+        depth = max(0, depth) + opened
         deepest = max(deepest, depth, len(line) // 100)
         depth -= sum(line.count(c) for c in ")]}")
+        operators += len(_OPERATOR.findall(line))
+        if operators > MAX_OPERATORS:
+            return max(deepest, MAX_NESTING + 1)
+        if depth <= 0 and not line.rstrip().endswith("\\"):
+            operators = 0  # the logical line ends here
     return deepest
+
+
+MAX_OPERATORS = 10 * MAX_NESTING
+_OPERATOR = re.compile(r"[-+*/%@&|^~<>=!]|\b(?:and|or|not|lambda|if|else|in|is|await)\b")
 
 
 def summarize(text: str, module: str, path: str, is_package: bool) -> ModuleSummary:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
+from tracer.model.escape import printable
 from tracer.model.findings import Finding
 from tracer.model.kinds import SEVERITY_ORDER
 from tracer.model.results import ScanResult
@@ -18,8 +19,9 @@ LEVEL = {"error": "error", "warning": "warning", "info": "notice"}
 
 
 def escape_data(text: str) -> str:
-    """The message part of a workflow command, escaped as GitHub documents."""
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    """The message part of a workflow command, escaped as GitHub documents (%, CR, LF);
+    any other control character (ESC, NUL, a bidi override) as a visible escape."""
+    return printable(text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A"))
 
 
 def escape_property(text: str) -> str:

@@ -99,7 +99,7 @@ def _clear_previous_report(out_dir: Path) -> None:
 
 def _write_manifest(out_dir: Path, written: list[Path]) -> None:
     names = sorted({str(p.relative_to(out_dir)) for p in written if p.is_relative_to(out_dir)})
-    write_text_file(out_dir / MANIFEST, "\n".join(names) + "\n")
+    write_text_file(out_dir / MANIFEST, "\n".join(names) + "\n", out_dir)
 
 
 def _folder(path: Path) -> Path:
@@ -162,19 +162,19 @@ def build_report(scan: ScanResult, out_dir: Path, source_root: Path | None = Non
                 continue
             dot = rendering.chain_dot(model, by_model.get((entry, protocol), ()), link_prefix=anchor(protocol))
             text = dot.to_string()
-            written.append(write_text_file(out_dir / "chains" / (chain_name(entry, protocol) + ".dot"), text))
+            written.append(write_text_file(out_dir / "chains" / (chain_name(entry, protocol) + ".dot"), text, out_dir))
             keys.append((entry, protocol))
             sources_dot.append(text)
     pictures: dict[tuple, str] = {}
     for key, svg in zip(keys, rendering.render_svgs(sources_dot, jobs=jobs)):
         if svg:
-            written.append(write_text_file(out_dir / "chains" / (chain_name(*key) + ".svg"), svg))
+            written.append(write_text_file(out_dir / "chains" / (chain_name(*key) + ".svg"), svg, out_dir))
             pictures[key] = rendering.inline_svg(svg)
 
     pages = _Pages(scan)
     sources = Excerpts(source_root)
     for asset in ("report.css", "report.js"):
-        written.append(write_text_file(out_dir / asset, _asset_text(asset)))
+        written.append(write_text_file(out_dir / asset, _asset_text(asset), out_dir))
     framework_title = f"{scan.framework.name} {scan.framework.version}".strip()
     index_crumb = '<a href="../index.html">all entry classes</a>'
     source_pages = write_sources(scan, sources)
@@ -193,12 +193,13 @@ def build_report(scan: ScanResult, out_dir: Path, source_root: Path | None = Non
         )
         name = entry.rsplit(".", 1)[-1]
         text = pages.page(f"{name} — tracer", main, f"{_e(framework_title)} › {index_crumb} › {_e(name)}", "../", "model")
-        written.append(write_text_file(out_dir / "models" / page_name(entry), text))
+        written.append(write_text_file(out_dir / "models" / page_name(entry), text, out_dir))
 
     worker.join()
     main = index_main(scan, entries, protocols, findings, by_model, graphviz, callgraph, links.where)
     index_file = write_text_file(out_dir / "index.html",
-                                 pages.page(f"tracer report — {framework_title}", main, _e(framework_title), "", "index"))
+                                 pages.page(f"tracer report — {framework_title}", main, _e(framework_title), "", "index"),
+                                 out_dir)
     written.append(index_file)
     for kind in ("picture", "dot"):
         if callgraph.get(kind):

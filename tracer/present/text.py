@@ -13,6 +13,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
+from tracer.model.escape import printable
 from tracer.model.findings import Finding
 from tracer.model.results import ModelResult, ScanResult
 
@@ -83,12 +84,13 @@ def format_text(scan: ScanResult, options: TextOptions | None = None) -> str:
 
 
 def finding_lines(f: Finding, paint: Callable[[str, str], str]) -> list[str]:
-    where = f"{f.file}:{f.line}:{f.col + 1}"
-    lines = [f"{paint(where, 'bold')}: {paint(f.slug, f.severity)} [{f.severity}] {f.message}"]
+    where = f"{printable(f.file)}:{f.line}:{f.col + 1}"
+    lines = [f"{paint(where, 'bold')}: {paint(f.slug, f.severity)} [{f.severity}] {printable(f.message)}"]
     if len(f.entries) > 1:
-        lines.append(f"    affects {len(f.entries)} entry classes: " + _names((_short(e, 1) for e in f.entries), 6))
+        lines.append(f"    affects {len(f.entries)} entry classes: "
+                     + _names((printable(_short(e, 1)) for e in f.entries), 6))
     if f.hint:
-        lines.append(f"    hint: {f.hint}")
+        lines.append(f"    hint: {printable(f.hint)}")
     return lines
 
 
@@ -120,15 +122,16 @@ def attention_lines(scan: ScanResult, options: TextOptions, paint: Callable[[str
         drafts = sorted((m for m in models if m.draft), key=lambda m: (VERDICT_ORDER[m.verdict], m.entry))
         lines.append(paint(f"{proto}:", "bold"))
         for m in targets:
-            lines.append(f"  {paint(m.verdict.ljust(7), m.verdict)} {_short(m.entry, 1)}  ({m.file}:{m.line})")
+            lines.append(f"  {paint(m.verdict.ljust(7), m.verdict)} {printable(_short(m.entry, 1))}  "
+                         f"({printable(m.file)}:{m.line})")
             said = next((f for f in m.findings if f.message == m.reason and (f.file, f.line, f.message) in printed),
                         None)
             if said is not None:  # the finding above says why: point at it rather than repeat it
-                lines.append(f"          why: {said.slug} at {said.file}:{said.line} (above)")
+                lines.append(f"          why: {said.slug} at {printable(said.file)}:{said.line} (above)")
             elif m.reason:
-                lines.append(f"          why: {m.reason}")
+                lines.append(f"          why: {printable(m.reason)}")
         for verdict in ATTENTION:
-            heads = [_short(m.entry, 1) for m in drafts if m.verdict == verdict]
+            heads = [printable(_short(m.entry, 1)) for m in drafts if m.verdict == verdict]
             if heads:
                 lines.append(f"  {paint(verdict.ljust(7), 'info')} {plural(len(heads), 'draft head')} "
                              f"(informational: the runner never calls the setter on a draft worker): {_names(heads)}")
@@ -146,7 +149,7 @@ def chain_lines(scan: ScanResult, options: TextOptions, paint: Callable[[str, st
         missing = []
         for m in models:
             if m.verdict == "missing" and not options.show_missing:
-                missing.append(_short(m.entry, 1))
+                missing.append(printable(_short(m.entry, 1)))
                 continue
             lines.extend(_model_lines(m, paint))
         if missing:
@@ -159,19 +162,20 @@ def chain_lines(scan: ScanResult, options: TextOptions, paint: Callable[[str, st
             order = {True: "before graph capture", False: "AFTER graph capture", None: "order unknown"}[
                 s.before_graph_capture]
             ids = "with ids" if s.passes_ids else "WITHOUT ids"
-            lines.append(f"  {s.protocol}: {_short(s.caller)}  {s.file}:{s.line}  {ids}, {order}")
+            lines.append(f"  {s.protocol}: {printable(_short(s.caller))}  {printable(s.file)}:{s.line}  {ids}, {order}")
         lines.append("")
     return lines
 
 
 def _model_lines(m: ModelResult, paint: Callable[[str, str], str]) -> list[str]:
     tag = "  [draft head]" if m.draft else ""
-    lines = [f"{paint(m.verdict.ljust(7), m.verdict)} {m.entry}  ({m.file}:{m.line}){tag}"]
+    lines = [f"{paint(m.verdict.ljust(7), m.verdict)} {printable(m.entry)}  ({printable(m.file)}:{m.line}){tag}"]
     if m.reason and m.verdict != "ok":
-        lines.append(f"        why: {m.reason}")
+        lines.append(f"        why: {printable(m.reason)}")
     for hop in m.chain:
         how = hop.reason or hop.resolved_by
-        lines.append(f"        {hop.kind:<10} {_short(hop.qualname)}  {hop.file}:{hop.line}  [{how}]")
+        lines.append(f"        {hop.kind:<10} {printable(_short(hop.qualname))}  {printable(hop.file)}:{hop.line}"
+                     f"  [{printable(how)}]")
     return lines
 
 
