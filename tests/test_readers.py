@@ -92,7 +92,12 @@ def test_read_bytes_property(tmp_path_factory, kind, limit, rooted, cut):
         error = box["error"]
         assert isinstance(error, Unreadable), repr(error)
         assert "\n" not in str(error) and str(path) in str(error)
-        assert kind not in ("small", "exact", "empty", "link-in") and (kind != "link-out" or rooted) \
+        # a link's target (6 bytes) is read like any file, so it is too big for a smaller
+        # limit without ``cut``; a link out of the root is refused when rooted
+        too_big = limit < 6 and not cut
+        assert kind not in ("small", "exact", "empty") \
+            and (kind != "link-in" or too_big) \
+            and (kind != "link-out" or rooted or too_big) \
             and (kind != "huge" or not cut)
     else:
         data = box["value"]

@@ -13,7 +13,7 @@ baselines, cache entries, sweep pages) is written here.
 from __future__ import annotations
 
 import os
-import tempfile
+import secrets
 import threading
 from pathlib import Path
 
@@ -62,10 +62,13 @@ def write_bytes(path: str | Path, data: bytes, root: str | Path | None = None, m
     folder.mkdir(parents=True, exist_ok=True)
     if root is not None:
         check_target(target, root)  # a folder made a link meanwhile
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{target.name[:80]}.", suffix=".tmp")
+    # The name is registered before the file exists: an interrupt between creating the
+    # file and registering it (inside tempfile.mkstemp) left a temp file behind.
+    tmp = os.path.join(folder, f".{target.name[:80]}.{os.getpid()}.{secrets.token_hex(6)}.tmp")
     with _LOCK:
         _PENDING.add(tmp)
     try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
         if mode is not None:
