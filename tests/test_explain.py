@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 from conftest import release_dir
 
-from tracer.analysis.pipeline import open_project
 from tracer.config.packs import load_protocols
 from tracer.effective import configs
 from tracer.effective.explain import explain_model as _explain_model
@@ -18,6 +17,7 @@ from tracer.effective.explain import stage_ranges
 from tracer.effective.sources import Sources
 from tracer.present.explain_text import format_explanation
 from tracer.present.scan_json import call_site_from_json, model_from_json
+from tracer.resolve.tree import open_project
 
 CONFIGS = Path(__file__).parent / "data" / "configs"
 EXPECTATIONS = Path(__file__).parent / "data" / "real_expectations.json"
@@ -40,12 +40,12 @@ def sources(root) -> Sources:
     return _PROJECTS[key]
 
 
-def explain_model(root, model, call_sites, target, draft, pp=1):
+def explain_model(root, model, call_sites, target, draft, pp=1, protocol=EAGLE3):
     """explain on a chain written as the scan JSON writes it (hops by qualname, file, line)."""
     typed = model_from_json(dict({"file": "", "line": 0, "reason": "", "verdict": "ok"}, **model), ())
     sites = [call_site_from_json(s) for s in call_sites]
     _PROJECTS.pop(str(root), None) if str(root).startswith("/tmp") else None
-    return _explain_model(sources(root), typed, sites, target, draft, EAGLE3, pp=pp)
+    return _explain_model(sources(root), typed, sites, target, draft, protocol, pp=pp)
 
 TOY = '''\
 import torch
@@ -639,6 +639,64 @@ def test_gpt_oss_0523_final_boundary(tmp_path):
     assert result["layers_to_capture"] == [2, 4, 6]
     assert result["effective_layers"] == [1, 3, 5]
     assert result["findings"] == []
+
+
+@pytest.mark.real
+@needs_cache
+def test_gpt_oss_0517_ids_that_name_the_final_boundary(tmp_path):
+    """gpt-oss 0.5.17's setter keeps ids whose maximum is the layer count (they are
+    hidden-state boundaries) and shifts the others: neither is an offset-mismatch
+    (issue #13: the pack's one shift said [2, 4, 6] should have been [3, 5, 7])."""
+    model = chain(("sglang.srt.models.gpt_oss.GptOssForCausalLM.set_eagle3_layers_to_capture", M + "gpt_oss.py", 1328),
+                  ("sglang.srt.models.gpt_oss.GptOssModel.layers_to_capture", M + "gpt_oss.py", 1343),
+                  ("sglang.srt.models.gpt_oss.GptOssModel.forward", M + "gpt_oss.py", 726))
+    t, d = tiny(tmp_path, 6, [2, 4, 6], "oss-boundaries")
+    result = explain_model(release_dir("0.5.17"), model, [], t, d)
+    assert result["layers_to_capture"] == [2, 4, 6]
+    assert result["effective_layers"] == [1, 3, 5]
+    assert result["findings"] == []
+    t, d = tiny(tmp_path, 6, [1, 3, 5], "oss-outputs")
+    result = explain_model(release_dir("0.5.17"), model, [], t, d)
+    assert result["layers_to_capture"] == [2, 4, 6]
+    assert result["effective_layers"] == [1, 3, 5]
+    assert result["findings"] == []
+
+
+DFLASH = load_protocols(["sglang-dflash"])[0]
+
+
+def _dflash_draft(tmp_path, ids, name):
+    folder = tmp_path / name
+    folder.mkdir()
+    (folder / "config.json").write_text(json.dumps({"architectures": ["DFlashDraftModel"], "hidden_size": 64,
+                                                    "dflash_config": {"target_layer_ids": ids}}))
+    return configs.load_draft_config(folder, ids_keys=DFLASH.draft_ids_keys, count_keys=DFLASH.draft_count_keys)
+
+
+@pytest.mark.real
+@needs_cache
+def test_a_loop_that_captures_after_the_layer_takes_ids_as_given(tmp_path):
+    """SGLang 0.5.23 Beam tests `layer_id in self.layers_to_capture` after the layer ran
+    (beam.py:1167), so it captures the output of layer i and its DFlash setter stores the
+    ids unshifted (1373): correct by this model's own convention, not the pack's +1."""
+    model = dict(chain(("sglang.srt.models.beam.BeamForCausalLM.set_dflash_layers_to_capture", M + "beam.py", 1360),
+                       ("sglang.srt.models.beam.BeamModel.layers_to_capture", M + "beam.py", 1373),
+                       ("sglang.srt.models.beam.BeamModel.forward", M + "beam.py", 1167)), protocol="sglang-dflash")
+    t = target(tmp_path, 8, name="t-beam")
+    result = explain_model(release("0.5.23"), model, [], t, _dflash_draft(tmp_path, [1, 3, 5], "d-beam"),
+                           protocol=DFLASH)
+    assert result["layers_to_capture"] == [1, 3, 5], result["unknowns"]
+    assert result["effective_layers"] == [1, 3, 5]
+    assert [f["slug"] for f in result["findings"]] == []
+    # the fused loop (1206) runs the layer through a method, self.layers[layer_id].forward_fused(...)
+    fused = dict(model, chain=model["chain"][:2] + [
+        {"kind": "read", "qualname": "sglang.srt.models.beam.BeamModel._forward_fused", "file": M + "beam.py",
+         "line": 1226}])
+    result = explain_model(release("0.5.23"), fused, [], t, _dflash_draft(tmp_path, [1, 3, 5], "d-beam-fused"),
+                           protocol=DFLASH)
+    assert result["loop"]["line"] == 1206
+    assert result["effective_layers"] == [1, 3, 5] and result["findings"] == []
+    assert "after the layer ran" in format_explanation(dict(result, protocol="sglang-dflash"))
 
 
 @pytest.mark.real

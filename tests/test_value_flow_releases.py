@@ -25,14 +25,8 @@ RELEASES = ["sglang-0.5.17", "sglang-0.5.21", "sglang-0.5.22", "sglang-0.5.23", 
 
 # Where tracer and the truth still differ, and why (strict: fixing one fails the test).
 KNOWN: dict[tuple[str, str, str], str] = {
-    # The live def stores DFlash ids unshifted while the loop captures at a layer's input:
-    # off by one. A plain scan finds the shadowing (shadowed-setter, below) but cannot
-    # tell which def's shift is right without reading the model's capture convention
-    # from its loop; `scan --target-config/--draft-config` reports it (offset-mismatch).
-    ("sglang-0.5.21", "sglang.srt.models.qwen3_5_text.Qwen3_5ForCausalLM", "sglang-dflash"):
-        "static capture convention per model (issue #13, item 6)",
-    ("sglang-0.5.21", "sglang.srt.models.qwen3_5_text.Qwen3_5MoeForCausalLM", "sglang-dflash"):
-        "static capture convention per model (issue #13, item 6)",
+    # (release, entry, protocol): why tracer and the truth still differ. Empty since the
+    # Qwen3_5 0.5.21 DFlash off-by-one is found by the convention probe (issue #13 item 6).
 }
 
 
@@ -113,6 +107,22 @@ def test_shadowed_dflash_setter_is_found_in_0_5_21_and_gone_in_0_5_22(scans):
     finding = next(f for f in scans("sglang-0.5.21")["findings"] if f["slug"] == "shadowed-setter")
     assert "lines 114 and 149" in finding["message"]
     assert shadowed("sglang-0.5.22") == []
+
+
+@pytest.mark.real
+def test_the_definition_that_runs_captures_one_layer_early_in_0_5_21(scans):
+    """The live def (149) passes DFlash ids unshifted to a loop that captures at a layer's
+    input: the convention probe runs it and the loop on ids [1, 6, 10] of a 12-layer model."""
+    def offsets(key):
+        return [f for f in scans(key)["findings"] if f["slug"] == "offset-mismatch"]
+
+    found = offsets("sglang-0.5.21")
+    assert [(f["file"], f["line"], f["protocol"]) for f in found] == [
+        ("sglang/srt/models/qwen3_5.py", 1769, "sglang-dflash")]
+    assert sorted(e.rsplit(".", 1)[1] for e in found[0]["entries"]) == ["Qwen3_5ForCausalLM", "Qwen3_5MoeForCausalLM"]
+    assert "stores [1, 6, 10]" in found[0]["message"] and "outputs of layers [0, 5, 9], not [1, 6, 10]" in found[0]["message"]
+    assert "(sglang/srt/models/qwen3_5.py:1816)" in found[0]["message"]
+    assert offsets("sglang-0.5.22") == []
 
 
 @pytest.mark.real

@@ -18,7 +18,8 @@ from tracer.analysis.chains import ChainTracer
 from tracer.analysis.entries import Alternatives, entry_classes
 from tracer.analysis.runner import RunnerAnalysis
 from tracer.checks import finding, is_error
-from tracer.index.cache import SummaryCache, default_cache_dir
+from tracer.effective.probe import probe_shadowed
+from tracer.effective.sources import Sources
 from tracer.index.discover import detect_layout, list_sources
 from tracer.index.project import Project
 from tracer.model.findings import Finding
@@ -27,6 +28,7 @@ from tracer.model.results import Alternative, CallSite, Framework, InputProblem,
 from tracer.model.tree import Layout
 from tracer.resolve.bindings import Binding
 from tracer.resolve.resolver import ClassRef, Resolver
+from tracer.resolve.tree import open_project, summary_cache
 
 
 @dataclass(frozen=True)
@@ -45,10 +47,6 @@ class Analysis:
     models: tuple[ModelResult, ...]
     call_sites: tuple[CallSite, ...]
     findings: tuple[Finding, ...]
-
-
-def summary_cache(cache_dir: str | Path | None, use_cache: bool) -> SummaryCache:
-    return SummaryCache((Path(cache_dir) if cache_dir else default_cache_dir()) if use_cache else None)
 
 
 def chosen_protocols(layout: Layout, packs: Sequence[Protocol]) -> list[Protocol]:
@@ -89,16 +87,8 @@ def analyse(resolver: Resolver, protocols: Sequence[Protocol], entries: Mapping[
             model = with_findings(model, [f for f in stale if f.entry == model.entry])
             models.append(model)
             findings.extend(model.findings)
-    return Analysis(tuple(models), tuple(call_sites), tuple(deduplicate(findings)))
-
-
-def open_project(path: str | Path, protocols: Sequence[Protocol], cache_dir: str | Path | None = None,
-                 use_cache: bool = True, jobs: int = 0) -> tuple[Project, Resolver]:
-    """The tree's Project and Resolver without tracing anything (explain on a cached result)."""
-    layout = detect_layout(path, list(protocols))
-    files, _ = list_sources(layout)
-    project = Project(files, summary_cache(cache_dir, use_cache), jobs)
-    return project, Resolver(project)
+    analysis = Analysis(tuple(models), tuple(call_sites), tuple(deduplicate(findings)))
+    return with_probes(analysis, probe_shadowed(Sources(resolver.project, resolver), protocols, analysis.models))
 
 
 def scan(path: str | Path, protocols: Sequence[Protocol], cache_dir: str | Path | None = None,
@@ -201,6 +191,15 @@ def _alternatives(tracer: ChainTracer, model: ModelResult, bindings: Sequence[Bi
     return dataclasses.replace(replaced, verdict="unknown",
                                reason=f"{model.entry.rsplit('.', 1)[-1]} is bound on several branches, none of "
                                       f"them taken on the pack's platform, and they differ ({tests})")
+
+
+def with_probes(analysis: Analysis, probed: Mapping[str, list[Finding]]) -> Analysis:
+    """The analysis with the convention probe's findings on the models they are about."""
+    if not probed:
+        return analysis
+    models = tuple(with_findings(m, probed.get(f"{m.protocol} {m.entry}", [])) for m in analysis.models)
+    extra = [f for found in probed.values() for f in found]
+    return dataclasses.replace(analysis, models=models, findings=tuple(deduplicate(list(analysis.findings) + extra)))
 
 
 def with_findings(model: ModelResult, extra: list[Finding]) -> ModelResult:

@@ -34,24 +34,52 @@ FALLBACK_TRIGGERED = Check(
 )
 
 _NO_SHIFT = SETTER.replace("[val + 1 for val in layer_ids]", "list(layer_ids)")
+# A loop that tests after the layer ran captures its output: ids stored as given are right
+# (SGLang 0.5.23 beam.py, muse_spark.py); the convention is the model's, not the pack's.
+_AFTER = DECODER.replace(
+    "            if i in self.layers_to_capture:\n                aux_hidden_states.append(hidden_states)\n"
+    "            hidden_states = self.layers[i](hidden_states)\n",
+    "            hidden_states = self.layers[i](hidden_states)\n"
+    "            if i in self.layers_to_capture:\n                aux_hidden_states.append(hidden_states)\n")
+assert _AFTER != DECODER
+# Two defs of the setter (a plain scan, no configs): the one that runs decides.
+_SHADOW_DROPS = SETTER + mark(_NO_SHIFT, "layers_to_capture = list(layer_ids)", "offset-mismatch")
+_SHADOW_KEEPS = _NO_SHIFT + SETTER
 
 OFFSET_MISMATCH = Check(
     slug="offset-mismatch", severity="error", stage="effective",
     summary="the stored ids do not follow the model's capture convention",
-    what="Compares the ids the draft was trained on (outputs of layers i) with what the setter stores, under "
-         "the capture convention of the model's own loop (index i captures the input of layer i, the output "
-         "of layer i-1).",
+    what="Compares the layers the draft was trained on (the outputs the pack's ids name) with the layers the "
+         "model really captures for them: what the setter stores, read through the model's own loop (an entry "
+         "tested before layer i runs holds its input, the output of layer i-1; one tested after it ran holds "
+         "its output).",
     why="Every aux state comes from the layer before the one the draft expects; acceptance drops sharply "
         "(sglang #25454).",
     example="self.model.layers_to_capture = list(layer_ids)  # the loop captures the input of layer i",
     fix="Apply the same +1 shift to explicit ids in every setter of a loop that captures before a layer runs.",
     messages={"": "the draft was trained on the outputs of layers {requested} (layers_to_capture should be "
-                  "{expected} with the +{shift} shift), but the setter stores {stored}: {captures}"},
+                  "{expected} with the +{shift} shift), but the setter stores {stored}: {captures}",
+              "loop": "the draft's ids {requested} name the outputs of layers {wanted}, but the setter stores "
+                      "{stored} and this model's loop ({loop}) tests them {how}, so it captures the outputs of "
+                      "layers {effective} (layers_to_capture should be {expected})",
+              "scan": "with draft ids such as {requested} on a {n}-layer model, the {setter} that runs stores "
+                      "{stored} and this model's loop ({loop}) tests them {how}: it captures the outputs of layers "
+                      "{effective}, not {wanted}"},
     hints={"": "apply the same +{shift} shift to explicit ids in every setter (input of layer i = output of "
-               "layer i-1)"},
+               "layer i-1)",
+           "loop": "store each id so that the loop captures the output of the layer it names: +1 where the loop "
+                   "tests before the layer runs, unchanged where it tests after",
+           "scan": "store each id so that the loop captures the output of the layer it names "
+                   "(layers_to_capture should be {expected} here); the replaced definition may be the right one"},
     fires=(example(model_file("foo", mark(model(setter=_NO_SHIFT), "layers_to_capture = list(layer_ids)", "offset-mismatch")),
-                   target_config=TARGET, draft_config=DRAFT_1_3_5),),
-    quiet=(example(_FOO, target_config=TARGET, draft_config=DRAFT_1_3_5),),
+                   target_config=TARGET, draft_config=DRAFT_1_3_5),
+           example(model_file("foo", mark(model(decoder=_AFTER), "layers_to_capture = [val + 1", "offset-mismatch")),
+                   target_config=TARGET, draft_config=DRAFT_1_3_5),
+           example(model_file("foo", model(setter=_SHADOW_DROPS)))),
+    quiet=(example(_FOO, target_config=TARGET, draft_config=DRAFT_1_3_5),
+           example(model_file("foo", model(setter=_NO_SHIFT, decoder=_AFTER)), target_config=TARGET,
+                   draft_config=DRAFT_1_3_5),
+           example(model_file("foo", model(setter=_SHADOW_KEEPS)))),
 )
 
 _GUARDED = SETTER.replace(

@@ -8,7 +8,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from tracer.analysis.pipeline import open_project
 from tracer.effective.configs import DraftConfig, TargetConfig, load_draft_config, load_target_config
 from tracer.effective.explain import explain_model
 from tracer.effective.sources import Sources
@@ -17,6 +16,7 @@ from tracer.model.findings import Finding
 from tracer.model.protocol import Protocol
 from tracer.model.results import InputProblem, ModelResult, ScanResult
 from tracer.present.scan_json import finding_from_json
+from tracer.resolve.tree import open_project
 
 
 def pick_protocol(result: ScanResult, packs: Sequence[Protocol], draft_raw: dict[str, Any],

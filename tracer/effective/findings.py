@@ -95,10 +95,37 @@ def _fallback_findings(f: Facts) -> list[dict[str, Any]]:
 
 
 def _offset_findings(f: Facts) -> list[dict[str, Any]]:
+    """The ids the draft names against the layers the model really captures for them.
+
+    The pack says what an id means (``id_shift``: 1 when id i names the output of layer i,
+    0 when it names the input); the model's own loop says which layer's output each stored
+    entry holds (tested before or after the layer ran). Only when the loop could not be
+    run is the stored list compared with the pack's usual shift."""
     ltc = f.layers_to_capture
     if f.runner_ids is None or f.final_run["ids"] is None or ltc is None:
         return []
     shift = f.proto.id_shift
+    written = f.final_run.get("state_write") or {"file": f.state_site.file, "line": f.state_site.line}
+    n = f.target.num_hidden_layers
+    cap = f.cap
+    if cap is not None and cap.complete and len(ltc) == len(f.runner_ids):
+        wanted = [i + shift - 1 for i in f.runner_ids]  # the outputs the draft was trained on
+        if n is not None and any(not -1 <= o < n for o in wanted):
+            # ids that cannot name layer outputs (one is the final boundary, as gpt-oss's
+            # setter reads them): the model's own reading stands; what is lost is unreachable-layer
+            return []
+        # id k -> stored entry k -> the output the loop captures for it (entries never
+        # captured are unreachable-layer's, captures of other entries count-mismatch's)
+        output_of = dict(zip(cap.captured, cap.captured_outputs, strict=False))
+        if all(output_of.get(b, o) == o for b, o in zip(ltc, wanted, strict=False)):
+            return []
+        got = [output_of[b] for b in ltc if b in output_of]
+        after = cap.after_layer
+        how = "after each layer runs" if after else "before each layer runs (the input of layer i)"
+        expected = wanted if after else [o + 1 for o in wanted]
+        return [_make(f, "offset-mismatch", "loop", written["file"], written["line"], requested=f.runner_ids,
+                      wanted=wanted, stored=ltc, expected=expected, effective=got, how=how,
+                      loop=f"{f.loop_file}:{f.loop_line}")]
     expected = [i + shift for i in f.runner_ids]
     if ltc == expected:
         return []
@@ -106,7 +133,6 @@ def _offset_findings(f: Facts) -> list[dict[str, Any]]:
     captures = (f"the loop captures the outputs of layers {effective}" if effective is not None
                 else f"which would be the outputs of layers {[i - shift for i in ltc]}")
     # at the write the evaluation took (a fallback branch before it was not taken)
-    written = f.final_run.get("state_write") or {"file": f.state_site.file, "line": f.state_site.line}
     return [_make(f, "offset-mismatch", "", written["file"], written["line"], requested=f.runner_ids,
                   expected=expected, shift=shift, stored=ltc, captures=captures)]
 

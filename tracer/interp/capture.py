@@ -24,6 +24,24 @@ class CaptureObserver:
     loops_run: int = 0  # capture loops run over a known range
     loops_unknown: int = 0  # capture loops whose range could not be evaluated
     capture_unknown: int = 0  # capture tests that could not be decided
+    # per capture loop: (first line, last line, last line of the body statement that runs the layer)
+    layer_calls: dict = field(default_factory=dict)  # type: ignore[type-arg]
+    loop_stack: list = field(default_factory=list)  # type: ignore[type-arg]  # capture loops being run
+
+    def output_of(self, index: int, line: int) -> int | None:
+        """The layer whose output a capture at ``line`` holds, in the capture loop being run:
+        the visited layer itself when its call ran earlier in this iteration, else the one
+        before it. None outside a capture loop or when the loop's layer call is not known."""
+        if not self.visit_stack or not self.loop_stack:
+            return None
+        span = self.layer_calls.get(self.loop_stack[-1])
+        visit = self.visit_stack[-1]
+        if span is None or not isinstance(visit, int) or isinstance(visit, bool):
+            return None
+        first, last, called = span
+        if not first <= line <= last or called is None:
+            return None
+        return visit if line > called else visit - 1
 
     def on_comparison(self, interp: Any, target: cst.ComparisonTarget, left: Any, outcome: Any, node: cst.CSTNode) -> None:
         """Record `i in <watched state>` tests: the capture events of a decoder loop."""
@@ -34,7 +52,7 @@ class CaptureObserver:
         line = interp.line(node)
         if outcome is True and isinstance(left, int) and not isinstance(left, bool):
             # Undecidable conditions are attached when the branches are merged.
-            interp.s.events.append(CaptureEvent(left, line, interp.loop_depth > 0))
+            interp.s.events.append(CaptureEvent(left, line, interp.loop_depth > 0, output=self.output_of(left, line)))
         elif is_unknown(outcome):
             self.capture_unknown += 1
             interp.note(interp.src(node), line, f"capture test could not be evaluated: {outcome.why}", True)
@@ -44,7 +62,9 @@ class CaptureObserver:
         if self.marker is None or name != self.marker or not self.visit_stack:
             return
         if value is True:
-            interp.s.events.append(CaptureEvent(self.visit_stack[-1], interp.line(node), True))
+            line = interp.line(node)
+            interp.s.events.append(CaptureEvent(self.visit_stack[-1], line, True,
+                                                output=self.output_of(self.visit_stack[-1], line)))
         elif is_unknown(value):
             self.capture_unknown += 1
             interp.note(interp.src(node), interp.line(node), f"capture test could not be evaluated: {value.why}", True)
@@ -97,6 +117,57 @@ def _capture_loops(function: cst.FunctionDef, module: cst.Module, watch_path: st
     return frozenset(finder.loops), tuple(sorted(finder.kinds))
 
 
+def _runs_layer(statement: cst.CSTNode, loop: cst.For) -> bool:
+    """Whether a loop-body statement runs the layer: calls the loop's target name
+    (``layer(...)``) or an item of a ``layers`` attribute (``self.layers[i](...)``), or a
+    method of either (``self.layers[i].forward_fused(...)``)."""
+    names = {n.value for n in _target_names(loop.target)}
+
+    class Finder(cst.CSTVisitor):
+        found = False
+
+        def visit_Call(self, node: cst.Call) -> None:
+            func = node.func
+            if isinstance(func, cst.Attribute):  # layer.forward_fused(...), self.layers[i].forward(...)
+                func = func.value
+            if isinstance(func, cst.Name) and func.value in names:
+                self.found = True
+            elif (isinstance(func, cst.Subscript) and isinstance(func.value, cst.Attribute)
+                  and func.value.attr.value == "layers"):
+                self.found = True
+
+    finder = Finder()
+    statement.visit(finder)
+    return finder.found
+
+
+def _target_names(target: cst.BaseExpression) -> list:
+    if isinstance(target, cst.Name):
+        return [target]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [n for e in target.elements for n in _target_names(e.value)]
+    return []
+
+
+def _layer_calls(loops: frozenset, interp: Interpreter) -> dict:  # type: ignore[type-arg]
+    """Per capture loop: its lines and the last line of the first body statement that runs
+    the layer (None when no statement visibly does)."""
+    spans = {}
+    for loop in loops:
+        body = loop.body.body if isinstance(loop.body, cst.IndentedBlock) else ()
+        first = interp.line(loop)
+        pos = interp.positions.get(loop)
+        last = (pos.end.line + interp.line_offset) if pos else first
+        called = None
+        for statement in body:
+            if _runs_layer(statement, loop):
+                spot = interp.positions.get(statement)
+                called = (spot.end.line + interp.line_offset) if spot else None
+                break
+        spans[loop] = (first, last, called)
+    return spans
+
+
 def captured_indices(
     forward_source: str,
     layers_to_capture: Any,
@@ -121,6 +192,7 @@ def captured_indices(
     loops, tested_by = _capture_loops(function, module, state_path, marker_attribute)
     observer = CaptureObserver(state_path, loops, marker_attribute)
     interp = Interpreter(module, positions, bound, first_line, observer)
+    observer.layer_calls = _layer_calls(loops, interp)
     call_args = dict(args or {})
     for param in function.params.params:
         name = param.name.value
@@ -131,6 +203,7 @@ def captured_indices(
     events = tuple(state.events)
     seen: list = []
     captured: list = []
+    outputs: list = []
     # A loop visits each i once, so duplicate entries collapse to one capture.
     per_visit: set = set()
     for event in events:
@@ -144,6 +217,7 @@ def captured_indices(
         else:
             per_visit.add(key)
         captured.append(event.index)
+        outputs.append(event.output if event.output is not None else event.index - 1)
         seen.append(event.index)
     entries = layers_to_capture if isinstance(layers_to_capture, (list, tuple)) else []
     unknowns = [u for u in outcome.unknowns if u.affects_capture]
@@ -170,4 +244,5 @@ def captured_indices(
         complete=bool(loops) and observer.loops_run > 0 and observer.loops_unknown == 0
         and observer.capture_unknown == 0 and not any(e.condition for e in events),
         tested_by=tested_by,
+        outputs=tuple(outputs),
     )

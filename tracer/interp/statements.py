@@ -270,6 +270,8 @@ class Statements(InterpreterCore):
                 raise _Stop(UnknownNote(self.src(node.iter), line, "loop over an unknown range contains a return/raise"))
             return
         self.loop_depth += 1
+        if is_capture_loop:
+            self.observer.loop_stack.append(node)
         try:
             for item in items:
                 self.tick()
@@ -292,6 +294,8 @@ class Statements(InterpreterCore):
                     self.run_block(node.orelse.body)
         finally:
             self.loop_depth -= 1
+            if is_capture_loop:
+                self.observer.loop_stack.pop()
         if is_capture_loop:
             self.observer.loops_run += 1
 

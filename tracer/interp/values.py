@@ -123,6 +123,10 @@ class CaptureEvent:
     line: int
     in_loop: bool  # False for a test outside the decoder loop (e.g. final-norm capture)
     condition: str | None = None  # undecidable condition it depends on
+    # The layer whose OUTPUT this capture holds, by the model's own loop: a test after the
+    # layer ran in this iteration holds that layer's output, one before it the previous
+    # layer's (the input of this one). None: the usual reading, entry b = output of b - 1.
+    output: int | None = None
 
 
 @dataclass(frozen=True)
@@ -136,11 +140,21 @@ class CaptureResult:
     unknowns: tuple
     complete: bool
     tested_by: tuple = ()  # "list" (i in layers_to_capture) and/or "marker" (getattr(layer, marker, ...))
+    outputs: tuple | None = None  # per captured entry, the layer whose output it holds (the model's convention)
 
     @property
     def captured_outputs(self) -> tuple:
-        """Index i captured = input of layer i = output of layer i - 1 (-1 = embedding)."""
+        """The layers whose outputs are captured, by this model's loop: an entry tested before
+        layer i runs holds the input of layer i (the output of i - 1, -1 = the embedding);
+        one tested after layer i ran holds the output of layer i."""
+        if self.outputs is not None and len(self.outputs) == len(self.captured):
+            return tuple(self.outputs)
         return tuple(i - 1 for i in self.captured)
+
+    @property
+    def after_layer(self) -> bool:
+        """True when some capture of this loop happens after the layer ran (its output)."""
+        return self.outputs is not None and any(o != i - 1 for i, o in zip(self.captured, self.outputs, strict=False))
 
 
 

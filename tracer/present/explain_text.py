@@ -41,8 +41,12 @@ def format_explanation(result: dict[str, Any]) -> str:
         span = f"{visited[0]}..{visited[1]}" if len(visited) == 2 else "an unknown range"
         lines.append(f"  the decoder loop `{loop.get('source')}` ({loop.get('file')}:{loop.get('line')}) visits layers {span}")
     captured = result.get("captured_indices")
-    if captured is not None:
-        lines.append(f"  it captures the input of layers {captured}, i.e. the output of {_outputs(result.get('effective_layers'))}")
+    effective = result.get("effective_layers")
+    if captured is not None and effective is not None and effective != [i - 1 for i in captured]:
+        # this model's loop tests (some) entries after the layer ran: it holds that layer's output
+        lines.append(f"  it tests entries {captured} after the layer ran, capturing the output of {_outputs(effective)}")
+    elif captured is not None:
+        lines.append(f"  it captures the input of layers {captured}, i.e. the output of {_outputs(effective)}")
         lines.append("  (the input of layer i is the output of layer i-1; index 0 is the embedding output)")
     else:
         lines.append("  the captured layers could not be determined")

@@ -1,0 +1,27 @@
+"""A scanned tree opened for the later stages: its Project (files, summaries, cache) and
+its Resolver, built the way the scan builds them, without tracing anything (explain on
+a cached result, the convention probe)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from tracer.index.cache import SummaryCache, default_cache_dir
+from tracer.index.discover import detect_layout, list_sources
+from tracer.index.project import Project
+from tracer.model.protocol import Protocol
+from tracer.resolve.resolver import Resolver
+
+
+def summary_cache(cache_dir: str | Path | None, use_cache: bool) -> SummaryCache:
+    return SummaryCache((Path(cache_dir) if cache_dir else default_cache_dir()) if use_cache else None)
+
+
+def open_project(path: str | Path, protocols: Sequence[Protocol], cache_dir: str | Path | None = None,
+                 use_cache: bool = True, jobs: int = 0) -> tuple[Project, Resolver]:
+    """The tree's Project and Resolver without tracing anything."""
+    layout = detect_layout(path, list(protocols))
+    files, _ = list_sources(layout)
+    project = Project(files, summary_cache(cache_dir, use_cache), jobs)
+    return project, Resolver(project)
