@@ -25,7 +25,7 @@ from tracer.model.tree import SourceFile
 # needs ~40 s and ~400 MiB for a full parse of 1 MiB (4 MiB: 140 s, 1.5 GiB), and
 # `graph --all` parses every file fully, on --jobs workers at once.
 MAX_FILE_BYTES = 1024 * 1024
-# Bigger inputs are parsed in a worker process even when one file is asked for: libcst's
+# Bigger inputs are parsed fully (libcst) in a worker process even when one file is asked for: libcst's
 # native parser holds the GIL (~2 s for 230 KB, ~8 s for 1 MiB), so in-process an
 # interrupt could not end the command within a second, and a native crash would end it.
 IN_PROCESS_BYTES = 64 * 1024
@@ -158,7 +158,10 @@ class Project:
             todo.append((source, level, data, key))
         if not todo:
             return
-        if (len(todo) > 8 and self.jobs > 1) or any(len(t[2]) > IN_PROCESS_BYTES for t in todo):
+        # Outlines are the stdlib ast (~0.1 s for the biggest file, GIL released between
+        # files): in-process unless there are many. A pool per lazy one-module request cost
+        # a fork each time (318 pools, 3.8 s of a cold 0.5.23 scan).
+        if (len(todo) > 8 and self.jobs > 1) or any(len(t[2]) > IN_PROCESS_BYTES and t[1] == "full" for t in todo):
             # Biggest first so the pool's tail is short.
             todo.sort(key=lambda t: -len(t[2]))
             try:

@@ -49,8 +49,13 @@ class JediFallback:
     def infer_attribute(self, source: str, path: str, line: int, column: int) -> list[str]:
         """Fully qualified names of the classes jedi infers at (line, column)."""
         self.calls_made_answer = False
-        if self.spent_s >= self.budget_s or not self._setup():
-            return []  # out of budget: not an answer, so not cached
+        if self.spent_s >= self.budget_s:
+            # Out of budget: remembered as no answer, so that a warm run gives the cold
+            # run's result (and spends nothing) instead of asking again each time.
+            self.calls_made_answer = True
+            return []
+        if not self._setup():
+            return []  # jedi unusable here: not an answer, so not cached
         import jedi
 
         started = time.perf_counter()

@@ -70,6 +70,7 @@ class Resolver:
         self._mro_cache: dict[ClassRef, tuple[list[ClassRef], list[str]]] = {}
         self._names: dict[tuple[str, str], Symbol] = {}
         self.jedi: JediFallback | None = None  # created on first need
+        self._jedi_asked: dict[tuple[tuple[ClassRef, ...], str], list[Typed]] = {}  # one question once a run
         # factory function name -> (keyword naming the architecture, architecture -> class),
         # filled by the engine from a protocol's registry (a class picked by name at run time)
         self.registry_factories: dict[str, tuple[str, dict[str, ClassRef]]] = {}
@@ -339,7 +340,14 @@ class Resolver:
         return Untyped(f"no assignment of self.{attr} found in {concrete.name} or its bases")
 
     def _jedi_types(self, classes: list[ClassRef], attr: str) -> list[Typed]:
-        """Ask jedi (time-bounded) about ``self.<attr> = ...`` writes the resolver could not type."""
+        """Ask jedi (time-bounded) about ``self.<attr> = ...`` writes the resolver could not type
+        (each question once a run: a chain per entry class asked the same one up to six times)."""
+        key = (tuple(classes), attr)
+        if key not in self._jedi_asked:
+            self._jedi_asked[key] = self._ask_jedi(classes, attr)
+        return self._jedi_asked[key]
+
+    def _ask_jedi(self, classes: list[ClassRef], attr: str) -> list[Typed]:
         if self.jedi is None:
             from pathlib import Path
 
