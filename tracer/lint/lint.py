@@ -149,7 +149,9 @@ def compare(root: Path, record: dict, head: dict, touched: list[str], config: Li
         shown = dict(finding, entries=entries, entry=entries[0] if entries else finding.get("entry"))
         (baselined if len(in_baseline) == len(fresh) else new).append(shown)
 
-    fixed = []
+    fixed: list[dict[str, Any]] = []
+    unreached: list[dict[str, Any]] = []
+    head_models = {(m["protocol"], m["entry"]): m for m in head["models"]}
     left = head_keys.copy()
     for finding in record["scan"]["findings"]:
         gone = []
@@ -160,16 +162,33 @@ def compare(root: Path, record: dict, head: dict, touched: list[str], config: Li
                 left[key] -= 1
                 continue
             gone.append(key[2])
-        if gone:
-            fixed.append(dict(finding, entries=[e for e in gone if e], entry=(gone[0] or None)))
+        if not gone:
+            continue
+        # A finding is fixed when the chain still reaches its code (or works); one whose
+        # chain now breaks or stops before it only went out of sight.
+        reached = [e for e in gone if not e or _still_reached(head_models, finding, e)]
+        hidden = [e for e in gone if e and e not in reached]
+        if reached:
+            fixed.append(dict(finding, entries=[e for e in reached if e], entry=(reached[0] or None)))
+        if hidden:
+            unreached.append(dict(finding, entries=hidden, entry=hidden[0]))
     models = head["models"]
-    return {"new": new, "fixed": fixed, "suppressed": suppressed, "baselined": baselined,
+    return {"new": new, "fixed": fixed, "unreached": unreached, "suppressed": suppressed, "baselined": baselined,
             "unchanged": unchanged, "affected": head["affected"], "models": models,
             "call_sites": head["call_sites"] if head["runner"] else []}
 
 
+def _still_reached(models: dict, finding: dict, entry: str) -> bool:
+    """Whether the head's chain of ``entry`` still works or still passes through the file
+    of a base finding that is gone (then the change fixed it)."""
+    model = models.get((finding.get("protocol"), entry))
+    if model is None or model.get("verdict") == "ok" or finding.get("slug") == "missing-setter":
+        return True  # the entry class is gone, its chain works, or it was about having no chain: fixed
+    return any(hop.get("file") == finding.get("file") for hop in model.get("chain") or ())
+
+
 def _result(root, base_ref, commit, touched, relevant, new, fixed, suppressed, baselined, models=(), affected=None,
-            call_sites=(), config=None, unchanged=0) -> dict:
+            call_sites=(), config=None, unchanged=0, unreached=()) -> dict:
     config = config or LintConfig()
     return {
         "tool": {"name": "tracer", "version": __version__, "command": "lint"},
@@ -177,6 +196,7 @@ def _result(root, base_ref, commit, touched, relevant, new, fixed, suppressed, b
         "touched": list(touched), "touched_in_package": list(relevant),
         "affected": affected or {}, "fail_on": config.fail_on,
         "findings": sorted(new, key=_order), "fixed": sorted(fixed, key=_order),
+        "unreached": sorted(unreached, key=_order),
         "suppressed": list(suppressed), "baselined": list(baselined), "unchanged": unchanged,
         "models": list(models), "call_sites": list(call_sites), "protocols": sorted(affected or {}),
     }
@@ -237,6 +257,10 @@ def format_lint_text(result: dict) -> str:
             + (f" ({', '.join(e.rsplit('.', 1)[-1] for e in f['entries'][:3])}{' ...' if len(f['entries']) > 3 else ''})"
                if f.get("entries") else "")
             for f in result["fixed"]))
+    if result.get("unreached"):
+        lines.append("no longer reached (their chains now stop before them; not fixed): " + "; ".join(
+            f"{f['slug']} {f['file']}:{f['line']} ({', '.join(e.rsplit('.', 1)[-1] for e in f['entries'][:3])}"
+            f"{' ...' if len(f['entries']) > 3 else ''})" for f in result["unreached"]))
     lines = [printable(line) for line in lines]  # a name or value holding a newline must not forge a line
     lines.append(summary_line(result))
     if hidden:
@@ -254,6 +278,8 @@ def summary_line(result: dict) -> str:
         extra.append(f"{len(result['suppressed'])} suppressed inline")
     if result.get("baselined"):
         extra.append(f"{len(result['baselined'])} in the baseline")
+    if result.get("unreached"):
+        extra.insert(0, f"{len(result['unreached'])} no longer reached")
     return (f"tracer lint: new findings: {new}; fixed: {len(result['fixed'])}; "
             f"unchanged: {result.get('unchanged', 0)}{'; ' + ', '.join(extra) if extra else ''}. "
             f"{len(result.get('touched_in_package', []))} touched files in the package, {traced} chains re-traced, "
