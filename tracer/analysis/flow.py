@@ -197,13 +197,13 @@ class FlowAnalysis:
         out: list[Atom] = []
         for atom in base:
             if isinstance(atom, Inst):
-                typed = self.resolver.attribute_types(atom.cls, attr)
+                typed = self.resolver.attribute_types(atom.cls, attr, jedi=False)
                 if isinstance(typed, list):
                     out.extend(Inst(t.cls, t.how if atom.how == "self" else f"{atom.how}; {t.how}") for t in typed)
                 elif self.resolver.find_method(atom.cls, attr) is not None:
                     out.append(Opaque(f"the bound method {atom.cls.name}.{attr}"))
                 else:
-                    out.append(Opaque(typed.why, rooted_at_self=True))
+                    out.append(Opaque(typed.why, rooted_at_self=True, retry=(atom, attr)))
             elif isinstance(atom, Ids):
                 out.append(atom)
             elif isinstance(atom, ClassObj):
@@ -216,7 +216,22 @@ class FlowAnalysis:
                 out.append(Opaque(f"an attribute of {atom.value!r}"))
         return tuple(dict.fromkeys(out))
 
-
+    def typed(self, values: Values) -> Values:
+        """``values`` with the attributes typed without jedi asked again with it: where a value
+        is a call's receiver or a write's owner (jedi costs a parse of the module; asked for
+        every ``self.layers`` of a forward it cost a second of a cold scan and answered nothing)."""
+        if not any(isinstance(v, Opaque) and v.retry for v in values):
+            return values
+        out: list[Atom] = []
+        for atom in values:
+            if isinstance(atom, Opaque) and atom.retry:
+                inst, attr = atom.retry
+                typed = self.resolver.attribute_types(inst.cls, attr)
+                if isinstance(typed, list):
+                    out.extend(Inst(t.cls, t.how if inst.how == "self" else f"{inst.how}; {t.how}") for t in typed)
+                    continue
+            out.append(atom)
+        return tuple(dict.fromkeys(out))
 
 
 __all__ = ["NONE", "Call", "ClassObj", "Const", "Flow", "FlowAnalysis", "Ids", "Inst", "Opaque", "Problem", "Values",

@@ -204,7 +204,7 @@ class _Body(Expressions):
     def write(self, target: ast.Attribute, value: Values, env: _Env, node: ast.stmt) -> None:
         if self.value_mode:
             return
-        base = self.expr(target.value, env)
+        base = self.a.typed(self.expr(target.value, env))
         owners = tuple(v for v in base if isinstance(v, Inst))
         why = "; ".join(dict.fromkeys(v.why for v in base if isinstance(v, Opaque)))
         self.flow.writes.append(Write(self.line(node), node.col_offset, ast.unparse(target), owners, why,

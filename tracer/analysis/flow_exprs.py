@@ -177,7 +177,7 @@ class Expressions:
                     kwargs: dict[str, Values], carries: bool, after: ClassRef | None = None) -> Values:
         result: list[Atom] = []
         follows = carries or method in self.a.carriers
-        for atom in receivers:
+        for atom in self.a.typed(receivers):
             if isinstance(atom, Inst):
                 found = self.resolver.find_method(atom.cls, method, after=after)
                 if found is None:

@@ -39,6 +39,9 @@ class Const:
 class Opaque:
     why: str
     rooted_at_self: bool = False  # an attribute path of the model object that could not be typed
+    # (instance, attribute) typed without jedi: asked again with jedi only where the value
+    # matters (a receiver of a call, the owner of a write), not for every expression
+    retry: tuple | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)

@@ -295,8 +295,9 @@ class Resolver:
         return [v for v in found.values() if v is not None]
 
     # -- attribute types -------------------------------------------------------------
-    def attribute_types(self, concrete: ClassRef, attr: str) -> list[Typed] | Untyped:
-        """Possible classes of ``self.<attr>`` on an instance of ``concrete``."""
+    def attribute_types(self, concrete: ClassRef, attr: str, jedi: bool = True) -> list[Typed] | Untyped:
+        """Possible classes of ``self.<attr>`` on an instance of ``concrete`` (``jedi``: ask it
+        where the tree's own assignments do not tell)."""
         classes, _ = self.mro(concrete)
         typed: list[Typed] = []
         reasons: list[str] = []
@@ -325,7 +326,7 @@ class Resolver:
             unique.setdefault(t.cls, t)
         if unique:
             return list(unique.values())
-        if reasons and not all(isinstance(r, _OutsideReason) for r in reasons):
+        if jedi and reasons and not all(isinstance(r, _OutsideReason) for r in reasons):
             # jedi can only name a class of the tree where a value is built inside it: a
             # torch.zeros(...) or nn.Linear(...) is no class of ours, whatever jedi says
             jedi_typed = self._jedi_types(classes, attr)
