@@ -86,7 +86,7 @@ def analyse(resolver: Resolver, protocols: Sequence[Protocol], entries: Mapping[
         stale = stale_tag_findings(proto, traced, sites)
         findings.extend(stale)
         for model in traced:
-            model = with_findings(model, [f for f in stale if f.entry == model.entry])
+            model = as_draft_head(with_findings(model, [f for f in stale if f.entry == model.entry]))
             models.append(model)
             findings.extend(model.findings)
     return Analysis(tuple(models), tuple(call_sites), tuple(deduplicate(findings)))
@@ -213,6 +213,18 @@ def with_findings(model: ModelResult, extra: list[Finding]) -> ModelResult:
         verdict, reason = "broken", errors[0].message
     return dataclasses.replace(model, verdict=verdict, reason=reason,
                                findings=tuple(sorted(set(model.findings) | set(extra), key=Finding.sort_key)))
+
+
+def as_draft_head(model: ModelResult) -> ModelResult:
+    """A draft head that has the setter is not judged (verdict ``draft``): the runner
+    never calls the setter on a draft worker, so its chain cannot lose the target's
+    states; what its chain would be on its own stays in ``chain_verdict``. One without
+    the setter stays ``missing`` (the support matrix)."""
+    if not model.draft or model.verdict in ("missing", "draft"):
+        return model
+    chain_verdict = model.verdict
+    assert chain_verdict in ("ok", "broken", "unknown")
+    return dataclasses.replace(model, verdict="draft", chain_verdict=chain_verdict)
 
 
 def stale_tag_findings(proto: Protocol, models: Sequence[ModelResult], sites: Sequence[CallSite]) -> list[Finding]:
