@@ -95,6 +95,10 @@ class ClassDef:
     method_spans: tuple[tuple[str, int, int], ...] = ()  # (name, first line, last line) of each method
     condition: tuple[tuple[str, bool], ...] = ()  # as for Import: the tests a conditional definition sits under
 
+    def spans(self) -> tuple[tuple[str, int, int], ...]:
+        """(name, first, last line) of each method, from an outline or a full summary."""
+        return self.method_spans or tuple((m.name, m.line, m.end_line) for m in self.methods)
+
     def method(self, name: str) -> Function | None:
         for method in self.methods:
             if method.name == name:
@@ -126,6 +130,10 @@ class ModuleSummary:
     error: str = ""  # input error: why the module could not be read or parsed
     error_line: int = 0
     function_spans: tuple[tuple[str, int, int], ...] = ()  # (name, first line, last line) of top-level functions
+
+    def spans(self) -> tuple[tuple[str, int, int], ...]:
+        """(name, first, last line) of each top-level function, from an outline or a full summary."""
+        return self.function_spans or tuple((f.name, f.line, f.end_line) for f in self.functions)
 
     def cls(self, name: str) -> ClassDef | None:
         for c in self.classes:
