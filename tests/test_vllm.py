@@ -380,6 +380,19 @@ def test_vllm_runner_call_site(vllm_scan):
     assert not [f for f in data["findings"] if f["slug"] == "call-order"]
 
 
+@pytest.mark.real
+def test_vllm_runner_takes_the_model_default_silently(vllm_scan):
+    """gpu_model_runner.py:5180-5186 (runner V1): ids from the speculative config, else
+    `aux_layers = self.model.get_eagle3_default_aux_hidden_state_layers()` with no log line
+    (only the config branch logs). Runner V2 (eagle3_utils.py:35-39) logs both branches: quiet."""
+    data, _ = vllm_scan
+    runner = [(f["file"], f["line"]) for f in data["findings"] if f["slug"] == "silent-fallback" and f["entry"] is None]
+    assert runner == [("vllm/v1/worker/gpu_model_runner.py", 5186)]
+    found = next(f for f in data["findings"] if f["slug"] == "silent-fallback" and f["entry"] is None)
+    assert "get_eagle3_default_aux_hidden_state_layers()" in found["message"]
+    assert "`not aux_layers`" in found["message"] and "eagle_aux_hidden_state_layer_ids" in found["message"]
+
+
 def test_cli_picks_the_pack_and_protocol_overrides(toy_tree, tmp_path):
     from click.testing import CliRunner
 

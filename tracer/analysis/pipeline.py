@@ -17,6 +17,7 @@ from tracer import __version__
 from tracer.analysis.chains import ChainTracer
 from tracer.analysis.entries import Alternatives, entry_classes
 from tracer.analysis.runner import RunnerAnalysis
+from tracer.analysis.runner_fallbacks import runner_fallback_findings
 from tracer.checks import finding, is_error
 from tracer.index.cache import SummaryCache, default_cache_dir
 from tracer.index.discover import detect_layout, list_sources
@@ -81,6 +82,7 @@ def analyse(resolver: Resolver, protocols: Sequence[Protocol], entries: Mapping[
                 runner_candidates(resolver.project, proto), every_model)
             call_sites.extend(sites)
             findings.extend(runner_findings)
+            findings.extend(runner_fallback_findings(resolver.project, proto))
         else:
             sites = [s for s in known_sites if s.protocol == proto.name]
         stale = stale_tag_findings(proto, traced, sites)

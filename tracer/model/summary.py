@@ -65,6 +65,23 @@ class Fallback:
 
 
 @dataclass(frozen=True)
+class FallbackSite:
+    """A place where a runner function puts layer ids of its own in place of the
+    draft's: a handler around a read of a config key, or a branch calling a
+    fallback function (tracer.index.fallback_sites)."""
+
+    kind: str  # "except" or "branch"
+    function: str  # qualname within the module
+    line: int
+    col: int
+    what: str  # the key read under the try, or the fallback callee
+    condition: str  # "except Exception" / the branch's test ("not (aux_layers)" for an else)
+    value: str  # what the handler assigns or returns / the fallback call's source
+    calls: tuple[str, ...] = ()  # dotted callees in the handler or branch (logging?)
+    raises: bool = False  # the handler re-raises
+
+
+@dataclass(frozen=True)
 class Function:
     name: str
     qualname: str  # within the module: "Class.method" or "func"
@@ -178,6 +195,6 @@ def from_plain(data: Any) -> Any:
 
 
 __all__ = [
-    "Param", "Call", "Write", "Read", "Fallback", "Function",
+    "Param", "Call", "Write", "Read", "Fallback", "FallbackSite", "Function",
     "ClassDef", "Import", "ModuleSummary", "to_plain", "from_plain", "field",
 ]
