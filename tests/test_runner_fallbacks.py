@@ -95,3 +95,27 @@ def test_dspark_verdicts_on_0_5_16(scanned_release):
     assert models["DeepseekV4ForCausalLMNextN"]["verdict"] == "draft"
     assert [(s["line"], s["before_graph_capture"]) for s in scan["call_sites"]
             if s["protocol"] == "sglang-dspark"] == [(57, True)]
+
+
+def test_capture_skipped_on_the_two_batch_overlap_path_0_5_23(scanned_release):
+    """qwen2_moe.py:1179-1186 `if forward_batch.can_run_tbo: hidden_states = model_forward_stages(
+    layers=self.layers, enable_tbo=True, ...)` else the capturing loop; minimax_m2.py:981 the same;
+    deepseek_v2.py:3202-3203 runs the layers after first_k_dense_replace through model_forward_stages
+    when TBO shortened the capturing loop (3166-3173). Verdicts stay ok."""
+    scan = scanned_release("0.5.23")
+    skipped = {(f["file"].rsplit("/", 1)[-1], f["line"]) for f in scan["findings"]
+               if f["slug"] == "capture-skipped-on-branch" and f["protocol"] == "sglang-eagle3"
+               and f["severity"] == "warning"}
+    assert {("qwen2_moe.py", 1179), ("minimax_m2.py", 981), ("minimax_m3.py", 1923),
+            ("deepseek_v2.py", 3202)} <= skipped
+    qwen = next(f for f in scan["findings"] if f["slug"] == "capture-skipped-on-branch"
+                and f["file"].endswith("qwen2_moe.py") and f["severity"] == "warning"
+                and f["protocol"] == "sglang-eagle3")
+    assert "`forward_batch.can_run_tbo`" in qwen["message"] and "(line 1180)" in qwen["message"]
+    models = {m["entry"].rsplit(".", 1)[-1]: m for m in scan["models"] if m["protocol"] == "sglang-eagle3"}
+    assert models["Qwen2MoeForCausalLM"]["verdict"] == "ok"
+    assert "capture-skipped-on-branch" in models["Qwen2MoeForCausalLM"]["findings"]
+    # MiMo-V2's overlap path is taken only when nothing is to be captured
+    # (`forward_batch.can_run_tbo and not self.layers_to_capture`, mimo_v2.py:1155): quiet
+    assert not [f for f in scan["findings"] if f["slug"] == "capture-skipped-on-branch"
+                and f["file"].endswith("mimo_v2.py")]

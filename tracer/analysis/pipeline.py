@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tracer import __version__
+from tracer.analysis.branches import BranchCheck, with_branch_findings
 from tracer.analysis.chains import ChainTracer
 from tracer.analysis.entries import Alternatives, entry_classes
 from tracer.analysis.runner import RunnerAnalysis
@@ -87,7 +88,9 @@ def analyse(resolver: Resolver, protocols: Sequence[Protocol], entries: Mapping[
             sites = [s for s in known_sites if s.protocol == proto.name]
         stale = stale_tag_findings(proto, traced, sites)
         findings.extend(stale)
+        branches = BranchCheck(resolver.project, proto)
         for model in traced:
+            model = with_branch_findings(branches, model)
             model = as_draft_head(with_findings(model, [f for f in stale if f.entry == model.entry]))
             models.append(model)
             findings.extend(model.findings)

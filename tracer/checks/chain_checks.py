@@ -380,5 +380,53 @@ AUX_DROPPED = Check(
     quiet=(example(model_file("foo", model())),),
 )
 
+_TWO_PATHS = '''
+class {name}Model(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.config = config
+        self.layers = nn.ModuleList([nn.Linear(4, 4) for _ in range(config.num_hidden_layers)])
+        self.layers_to_capture = []
+
+    def forward(self, hidden_states, forward_batch):
+        aux_hidden_states = []
+        if forward_batch.can_run_tbo:{mark}
+            hidden_states = model_forward_stages(layers=self.layers, hidden_states=hidden_states){capture}
+        else:
+            for i in range(len(self.layers)):
+                if i in self.layers_to_capture:
+                    aux_hidden_states.append(hidden_states)
+                hidden_states = self.layers[i](hidden_states)
+        return hidden_states, aux_hidden_states
+'''
+_SKIPPING = _TWO_PATHS.replace("{mark}", "  # expect: capture-skipped-on-branch").replace("{capture}", "")
+_BOTH_CAPTURE = _TWO_PATHS.replace("{mark}", "").replace("{capture}", "")\
+    .replace("layers=self.layers, hidden_states", "layers=self.layers, capture=self.layers_to_capture, hidden_states")
+_EARLY_EXIT = DECODER.replace("        aux_hidden_states = []\n", "        aux_hidden_states = []\n"
+                              "        if hidden_states is None:\n            return hidden_states, []\n")
+
+CAPTURE_SKIPPED_ON_BRANCH = Check(
+    slug="capture-skipped-on-branch", severity="warning", stage="pipeline",
+    summary="the forward that captures has a branch that runs the layers and captures nothing",
+    what="Reports an `if` in a forward that reads the capture state (the pack's state attribute or a per-layer "
+         "marker) where one branch reads it and runs the layers through a `self` container "
+         "(`self.layers[i]`), while the other branch runs that same container another way and reads no state. "
+         "The verdict stays `ok`: the chain works on the plain path.",
+    why="On the other branch (a two-batch-overlap path, a fused or compiled path, a feature flag) the layers "
+        "run and nothing is captured, so the draft gets no aux hidden states whenever the server options select "
+        "that branch (SGLang 0.5.23: `forward_batch.can_run_tbo` in qwen2_moe.py, deepseek_v2.py, minimax_m2.py).",
+    example="if forward_batch.can_run_tbo:\n    hidden_states = model_forward_stages(layers=self.layers, ...)\n"
+            "else:\n    for i in range(len(self.layers)):\n        if i in self.layers_to_capture: ...",
+    fix="Capture on every branch that runs the layers (hand the capture list to the overlapped path too), or "
+        "refuse the option together with speculative decoding.",
+    messages={"": "{method}: when `{condition}`, layers run through `{runs}` (line {runs_line}) and "
+                  "{attribute} is not read there, so no aux hidden states are captured from them"},
+    hints={"": "Capture on this branch too, or disable the option that selects it when speculative decoding is on."},
+    fires=(example(model_file("foo", model(decoder=_SKIPPING))),),
+    quiet=(example(model_file("foo", model())), example(model_file("foo", model(decoder=_BOTH_CAPTURE))),
+           example(model_file("foo", model(decoder=_EARLY_EXIT)))),
+)
+
+
 CHECKS = (MISSING_SETTER, BROKEN_DELEGATION, DEAD_WRITE, IDS_DROPPED, FLAG_NOT_SET, SILENT_FALLBACK, UNRESOLVED,
-          DEAD_DEFAULT, SHADOWED_SETTER, AUX_DROPPED)
+          DEAD_DEFAULT, SHADOWED_SETTER, AUX_DROPPED, CAPTURE_SKIPPED_ON_BRANCH)

@@ -82,6 +82,18 @@ class FallbackSite:
 
 
 @dataclass(frozen=True)
+class SkippedBranch:
+    """An ``if`` of a forward whose one branch runs the layers and captures (reads
+    the state) while the other runs them too and reads nothing (tracer.index.branches)."""
+
+    line: int
+    col: int
+    condition: str  # the test under which capture is skipped ("not x" for the else branch)
+    runs: str  # short source of what the skipping branch runs instead
+    runs_line: int
+
+
+@dataclass(frozen=True)
 class Function:
     name: str
     qualname: str  # within the module: "Class.method" or "func"
@@ -195,6 +207,6 @@ def from_plain(data: Any) -> Any:
 
 
 __all__ = [
-    "Param", "Call", "Write", "Read", "Fallback", "FallbackSite", "Function",
+    "Param", "Call", "Write", "Read", "Fallback", "FallbackSite", "SkippedBranch", "Function",
     "ClassDef", "Import", "ModuleSummary", "to_plain", "from_plain", "field",
 ]
