@@ -27,7 +27,7 @@ hypothesmith = pytest.importorskip("hypothesmith")
 REPO = Path(__file__).resolve().parents[1]
 OK = REPO / "examples" / "ok"
 MODELS = "sglang/srt/models"
-VERDICTS = {"ok", "broken", "unknown", "missing"}
+VERDICTS = {"ok", "broken", "unknown", "missing", "draft"}
 VOLATILE = ("seconds", "cache_hits", "files_parsed", "files_outlined", "functions_parsed", "result_cache")
 FUZZ = settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck), database=None)
 

@@ -447,7 +447,10 @@ def test_real_upgrade_fixes_the_0_5_6_runner(release_pair):
     assert release_pair["down"]["stats"]["mode"] == "re-trace"
     fixed = {(f["slug"], f["file"], f["line"]) for f in up["fixed"]}
     assert RUNNER_0_5_6 <= fixed
-    assert not any(f["file"].startswith("sglang/srt/model_executor/") for f in up["findings"])
+    # the one runner finding left is the bare `except:` around the draft's ids, which moved from
+    # ModelRunner.initialize (model_runner.py:548) to spec_aux_hidden_state.py:92 (silent-fallback, #15)
+    left = {(f["slug"], f["file"], f["line"]) for f in up["findings"] if f["file"].startswith("sglang/srt/model_executor/")}
+    assert left <= {("silent-fallback", "sglang/srt/model_executor/model_runner_components/spec_aux_hidden_state.py", 92)}
 
 
 @pytest.mark.real

@@ -51,6 +51,10 @@ def test_chain_matches_hand_verified_truth(scanned_release, version, expected):
     # the chain is broken.
     now_slugs = [i.split(":")[0] for i in expected.get("extra_issues", []) if i.split(":")[0] in RULES]
     want_verdict = "broken" if now_slugs and expected["verdict"] == "ok" else expected["verdict"]
+    if expected.get("draft_model") and want_verdict != "missing":
+        # a draft head is not judged; the truth's verdict is its chain's own
+        assert got["verdict"] == "draft" and got["draft"], got["reason"]
+        got = dict(got, verdict=got["chain_verdict"])
     assert got["verdict"] == want_verdict, got["reason"]
     for slug in now_slugs:
         assert slug in got["findings"]
@@ -87,9 +91,16 @@ def test_runner_call_sites(scanned_release, version):
 def test_every_entry_class_gets_a_verdict(scanned_release, version):
     scan = scanned_release(version)
     assert scan["models"], "no entry classes found"
-    assert {m["verdict"] for m in scan["models"]} <= {"ok", "broken", "unknown", "missing"}
+    assert {m["verdict"] for m in scan["models"]} <= {"ok", "broken", "unknown", "missing", "draft"}
     for model in scan["models"]:
-        if model["verdict"] == "unknown":
+        # a draft head (and only one) is "draft", never broken: its findings are info
+        assert (model["verdict"] == "draft") == (model["draft"] and "chain_verdict" in model)
+        if model["draft"]:
+            assert model["verdict"] in ("draft", "missing")
+        if model["verdict"] == "broken":
+            assert any(f["severity"] == "error" and model["entry"] in f["entries"] and
+                       f["protocol"] == model["protocol"] for f in scan["findings"]), model["entry"]
+        if (model.get("chain_verdict") or model["verdict"]) == "unknown":
             # never unknown without saying which hop and why
             assert model["reason"] and any(h["kind"] == "unresolved" for h in model["chain"])
     assert scan["input_errors"] == []

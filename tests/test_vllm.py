@@ -366,6 +366,31 @@ def test_vllm_runner_call_site(vllm_scan):
     site = sites[("vllm/v1/worker/gpu_model_runner.py", 5188)]
     assert site["passes_ids"] is True
     assert site["caller"].endswith("GPUModelRunner._setup_eagle3_aux_hidden_state_outputs")
+    # Runner V2 (gpu/model_runner.py:414, GPUModelRunner.load_model) calls the module-level
+    # gpu/spec_decode/eagle/eagle3_utils.py:25 set_eagle3_aux_hidden_state_layers, whose line 40
+    # calls eagle3_model.set_aux_hidden_state_layers(aux_layers).
+    v2 = sites[("vllm/v1/worker/gpu/spec_decode/eagle/eagle3_utils.py", 40)]
+    assert v2["caller"] == "vllm.v1.worker.gpu.spec_decode.eagle.eagle3_utils.set_eagle3_aux_hidden_state_layers"
+    assert v2["passes_ids"] is True
+    # Both run in Worker.load_model (gpu_worker.py:601 self.model_runner.load_model, the runner
+    # _make_model_runner picks at 572-586), before Worker.compile_or_warm_up_model's
+    # self.model_runner.capture_model() (gpu_worker.py:994): in order, not unknown.
+    assert v2["before_graph_capture"] is True and site["before_graph_capture"] is True
+    assert v2["order"] is not None and site["order"] is not None
+    assert not [f for f in data["findings"] if f["slug"] == "call-order"]
+
+
+@pytest.mark.real
+def test_vllm_runner_takes_the_model_default_silently(vllm_scan):
+    """gpu_model_runner.py:5180-5186 (runner V1): ids from the speculative config, else
+    `aux_layers = self.model.get_eagle3_default_aux_hidden_state_layers()` with no log line
+    (only the config branch logs). Runner V2 (eagle3_utils.py:35-39) logs both branches: quiet."""
+    data, _ = vllm_scan
+    runner = [(f["file"], f["line"]) for f in data["findings"] if f["slug"] == "silent-fallback" and f["entry"] is None]
+    assert runner == [("vllm/v1/worker/gpu_model_runner.py", 5186)]
+    found = next(f for f in data["findings"] if f["slug"] == "silent-fallback" and f["entry"] is None)
+    assert "get_eagle3_default_aux_hidden_state_layers()" in found["message"]
+    assert "`not aux_layers`" in found["message"] and "eagle_aux_hidden_state_layer_ids" in found["message"]
 
 
 def test_cli_picks_the_pack_and_protocol_overrides(toy_tree, tmp_path):

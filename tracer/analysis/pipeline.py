@@ -14,9 +14,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tracer import __version__
+from tracer.analysis.branches import BranchCheck, with_branch_findings
 from tracer.analysis.chains import ChainTracer
 from tracer.analysis.entries import Alternatives, entry_classes
 from tracer.analysis.runner import RunnerAnalysis
+from tracer.analysis.runner_fallbacks import runner_fallback_findings
 from tracer.checks import finding, is_error
 from tracer.effective.probe import probe_shadowed
 from tracer.effective.sources import Sources
@@ -79,12 +81,15 @@ def analyse(resolver: Resolver, protocols: Sequence[Protocol], entries: Mapping[
                 runner_candidates(resolver.project, proto), every_model)
             call_sites.extend(sites)
             findings.extend(runner_findings)
+            findings.extend(runner_fallback_findings(resolver.project, proto))
         else:
             sites = [s for s in known_sites if s.protocol == proto.name]
         stale = stale_tag_findings(proto, traced, sites)
         findings.extend(stale)
+        branches = BranchCheck(resolver.project, proto)
         for model in traced:
-            model = with_findings(model, [f for f in stale if f.entry == model.entry])
+            model = with_branch_findings(branches, model)
+            model = as_draft_head(with_findings(model, [f for f in stale if f.entry == model.entry]))
             models.append(model)
             findings.extend(model.findings)
     analysis = Analysis(tuple(models), tuple(call_sites), tuple(deduplicate(findings)))
@@ -212,6 +217,18 @@ def with_findings(model: ModelResult, extra: list[Finding]) -> ModelResult:
         verdict, reason = "broken", errors[0].message
     return dataclasses.replace(model, verdict=verdict, reason=reason,
                                findings=tuple(sorted(set(model.findings) | set(extra), key=Finding.sort_key)))
+
+
+def as_draft_head(model: ModelResult) -> ModelResult:
+    """A draft head that has the setter is not judged (verdict ``draft``): the runner
+    never calls the setter on a draft worker, so its chain cannot lose the target's
+    states; what its chain would be on its own stays in ``chain_verdict``. One without
+    the setter stays ``missing`` (the support matrix)."""
+    if not model.draft or model.verdict in ("missing", "draft"):
+        return model
+    chain_verdict = model.verdict
+    assert chain_verdict in ("ok", "broken", "unknown")
+    return dataclasses.replace(model, verdict="draft", chain_verdict=chain_verdict)
 
 
 def stale_tag_findings(proto: Protocol, models: Sequence[ModelResult], sites: Sequence[CallSite]) -> list[Finding]:

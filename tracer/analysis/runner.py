@@ -50,7 +50,7 @@ class RunnerAnalysis:
             if summary is None or summary.error:
                 continue
             owners: list[tuple[str, Function]] = []
-            for name, _, _ in summary.function_spans:
+            for name, _, _ in summary.spans():
                 text = self.project.function_text(module, name) or ""
                 fn = self.project.function(module, name) if proto.setter in text else None
                 if fn is not None:
@@ -153,8 +153,8 @@ class RunnerAnalysis:
             summary = self.project.module(module)
             if summary is None or summary.error:
                 continue
-            qualnames = [name for name, _, _ in summary.function_spans]
-            qualnames += [f"{c.qualname}.{name}" for c in summary.classes for name, _, _ in c.method_spans]
+            qualnames = [name for name, _, _ in summary.spans()]
+            qualnames += [f"{c.qualname}.{name}" for c in summary.classes for name, _, _ in c.spans()]
             for qualname in qualnames:
                 text = self.project.function_text(module, qualname) or ""
                 body = text.split("\n", 1)[1] if "\n" in text else ""

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from tracer.checks import Check, example
-from tracer.checks.trees import DECODER, SETTER, mark, model, model_file
+from tracer.checks.trees import DECODER, SETTER, mark, model, model_file, runner
 
 _WRAPPER = '''
 class FooVLForConditionalGeneration(nn.Module):
@@ -150,19 +150,73 @@ FLAG_NOT_SET = Check(
 _SILENT = mark(SETTER.replace('            logger.warning("no layer ids given; capturing the default layers")\n', ""),
                "layers_to_capture = [2,", "silent-fallback")
 
+_RUNNER_READ = '''
+    def initialize(self):
+        self.ids = None
+        try:
+            eagle_config = getattr(self.draft_config, "eagle_config", None)
+            self.ids = eagle_config["eagle_aux_hidden_state_layer_ids"]
+        except Exception:{mark}
+            {handler}
+        self.model.set_eagle3_layers_to_capture(self.ids)
+'''
+_RUNNER_EXCEPT = _RUNNER_READ.format(mark="  # expect: silent-fallback", handler="self.ids = None")
+_RUNNER_EXCEPT_LOGGED = _RUNNER_READ.format(
+    mark="", handler='logger.warning("no eagle_aux_hidden_state_layer_ids in the draft config")')
+
+_RUNNER_GUESS_BODY = '''"""DFlash layer choice (example)."""
+
+
+def build_target_layer_ids(num_target_layers, num_draft_layers):
+    return [1 + i * (num_target_layers - 4) // max(num_draft_layers - 1, 1) for i in range(num_draft_layers)]
+
+
+class DraftConfig:
+    def resolve_target_layer_ids(self, target_num_layers, draft_num_layers):
+        if self.target_layer_ids is None:{log}
+            return build_target_layer_ids(target_num_layers, draft_num_layers){mark}
+        return list(self.target_layer_ids)
+'''
+_RUNNER_GUESS = _RUNNER_GUESS_BODY.format(log="", mark="  # expect: silent-fallback")
+_RUNNER_GUESS_LOGGED = _RUNNER_GUESS_BODY.format(
+    log='\n            logger.warning("no target_layer_ids in the draft config; guessing")', mark="")
+
 SILENT_FALLBACK = Check(
-    slug="silent-fallback", severity="warning", stage="chains",
+    slug="silent-fallback", severity="warning", stage="chains, runner",
     summary="a default layer list is used without any log line",
-    what="Reports an assignment of a fallback layer list in a branch taken when the ids are None, with no call "
-         "of the pack's logging functions in that branch.",
+    what="Reports an assignment of a fallback layer list in a setter branch taken when the ids are None, with no "
+         "call of the pack's logging functions in that branch. On the runner side (the pack's runner modules) it "
+         "reports a `try` around a read of the ids' config key (`[config] runner_ids_keys`) whose handler "
+         "neither re-raises nor logs, and a branch that calls one of the pack's guessers (`[runner] "
+         "fallback_calls`, `[defaults] methods`) with no log.",
     why="When the draft config names no ids, the fallback layers are used and nothing says so: acceptance can "
-        "drop to ~1% with no clue in the logs (vllm #50170).",
-    example="if layer_ids is None:\n    self.model.layers_to_capture = [2, num_layers // 2, num_layers - 3]",
-    fix='Log the fallback (`logger.warning("EAGLE-3: no layer ids in the draft config; using %s", ...)`).',
-    messages={"": "{owner_name}.{method} falls back to {value} when {param} is None, and nothing is logged"},
-    hints={"": "Log a warning naming the fallback layers, so a draft config without ids is noticed."},
-    fires=(example(model_file("foo", model(setter=_SILENT))),),
-    quiet=(example(model_file("foo", model())),),
+        "drop to ~1% with no clue in the logs (vllm #50170). The runner is often where it happens: SGLang reads "
+        "the draft's EAGLE-3 ids under `except Exception: ... = None`, so a draft without the key (or a typo in "
+        "it) gets the setter's default; a DFlash draft without `target_layer_ids` gets a guessed list of the "
+        "right length and the wrong layers (sglang #37475).",
+    example="if layer_ids is None:\n    self.model.layers_to_capture = [2, num_layers // 2, num_layers - 3]\n\n"
+            "# runner\ntry:\n    ids = eagle_config[\"eagle_aux_hidden_state_layer_ids\"]\nexcept Exception:\n"
+            "    ids = None",
+    fix='Log the fallback (`logger.warning("EAGLE-3: no layer ids in the draft config; using %s", ...)`); in the '
+        "runner catch only the missing key, and log (or refuse to start) when it is missing.",
+    messages={"": "{owner_name}.{method} falls back to {value} when {param} is None, and nothing is logged",
+              "runner-except": "{function} reads the draft config's `{key}` under `{condition}`, which makes it "
+                               "{value} and logs nothing: a draft config without the key (or with a typo in it) "
+                               "silently gets {fallback}",
+              "runner-branch": "{function} takes {value} when `{condition}` instead of the draft's ids, and logs "
+                               "nothing: a draft config that names no `{key}` silently gets those layers"},
+    hints={"": "Log a warning naming the fallback layers, so a draft config without ids is noticed.",
+           "runner-except": "Catch only the missing key (KeyError), and log a warning naming the layers used "
+                            "instead, or refuse to start.",
+           "runner-branch": "Log a warning naming the guessed layers, so a draft config without ids is noticed."},
+    fires=(example(model_file("foo", model(setter=_SILENT))),
+           example(model_file("foo", model()), runner(_RUNNER_EXCEPT)),
+           example(model_file("foo", model()), ("sglang/srt/speculative/guess.py", _RUNNER_GUESS),
+                   protocol="sglang-dflash")),
+    quiet=(example(model_file("foo", model())),
+           example(model_file("foo", model()), runner(_RUNNER_EXCEPT_LOGGED)),
+           example(model_file("foo", model()), ("sglang/srt/speculative/guess.py", _RUNNER_GUESS_LOGGED),
+                   protocol="sglang-dflash")),
 )
 
 UNRESOLVED = Check(
@@ -326,5 +380,53 @@ AUX_DROPPED = Check(
     quiet=(example(model_file("foo", model())),),
 )
 
+_TWO_PATHS = '''
+class {name}Model(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.config = config
+        self.layers = nn.ModuleList([nn.Linear(4, 4) for _ in range(config.num_hidden_layers)])
+        self.layers_to_capture = []
+
+    def forward(self, hidden_states, forward_batch):
+        aux_hidden_states = []
+        if forward_batch.can_run_tbo:{mark}
+            hidden_states = model_forward_stages(layers=self.layers, hidden_states=hidden_states){capture}
+        else:
+            for i in range(len(self.layers)):
+                if i in self.layers_to_capture:
+                    aux_hidden_states.append(hidden_states)
+                hidden_states = self.layers[i](hidden_states)
+        return hidden_states, aux_hidden_states
+'''
+_SKIPPING = _TWO_PATHS.replace("{mark}", "  # expect: capture-skipped-on-branch").replace("{capture}", "")
+_BOTH_CAPTURE = _TWO_PATHS.replace("{mark}", "").replace("{capture}", "")\
+    .replace("layers=self.layers, hidden_states", "layers=self.layers, capture=self.layers_to_capture, hidden_states")
+_EARLY_EXIT = DECODER.replace("        aux_hidden_states = []\n", "        aux_hidden_states = []\n"
+                              "        if hidden_states is None:\n            return hidden_states, []\n")
+
+CAPTURE_SKIPPED_ON_BRANCH = Check(
+    slug="capture-skipped-on-branch", severity="warning", stage="pipeline",
+    summary="the forward that captures has a branch that runs the layers and captures nothing",
+    what="Reports an `if` in a forward that reads the capture state (the pack's state attribute or a per-layer "
+         "marker) where one branch reads it and runs the layers through a `self` container "
+         "(`self.layers[i]`), while the other branch runs that same container another way and reads no state. "
+         "The verdict stays `ok`: the chain works on the plain path.",
+    why="On the other branch (a two-batch-overlap path, a fused or compiled path, a feature flag) the layers "
+        "run and nothing is captured, so the draft gets no aux hidden states whenever the server options select "
+        "that branch (SGLang 0.5.23: `forward_batch.can_run_tbo` in qwen2_moe.py, deepseek_v2.py, minimax_m2.py).",
+    example="if forward_batch.can_run_tbo:\n    hidden_states = model_forward_stages(layers=self.layers, ...)\n"
+            "else:\n    for i in range(len(self.layers)):\n        if i in self.layers_to_capture: ...",
+    fix="Capture on every branch that runs the layers (hand the capture list to the overlapped path too), or "
+        "refuse the option together with speculative decoding.",
+    messages={"": "{method}: when `{condition}`, layers run through `{runs}` (line {runs_line}) and "
+                  "{attribute} is not read there, so no aux hidden states are captured from them"},
+    hints={"": "Capture on this branch too, or disable the option that selects it when speculative decoding is on."},
+    fires=(example(model_file("foo", model(decoder=_SKIPPING))),),
+    quiet=(example(model_file("foo", model())), example(model_file("foo", model(decoder=_BOTH_CAPTURE))),
+           example(model_file("foo", model(decoder=_EARLY_EXIT)))),
+)
+
+
 CHECKS = (MISSING_SETTER, BROKEN_DELEGATION, DEAD_WRITE, IDS_DROPPED, FLAG_NOT_SET, SILENT_FALLBACK, UNRESOLVED,
-          DEAD_DEFAULT, SHADOWED_SETTER, AUX_DROPPED)
+          DEAD_DEFAULT, SHADOWED_SETTER, AUX_DROPPED, CAPTURE_SKIPPED_ON_BRANCH)

@@ -62,6 +62,7 @@ KEYS: dict[str, tuple[str, type, bool]] = {
     "runner.roots": ("runner_roots", list, False),
     "runner.graph_capture_calls": ("graph_capture_calls", list, False),
     "runner.graph_capture_classes": ("graph_capture_classes", list, False),
+    "runner.fallback_calls": ("runner_fallback_calls", list, False),
     "defaults.methods": ("default_methods", list, False),
     "fallback.description": ("fallback_description", str, False),
     "fallback.logging_calls": ("logging_calls", list, False),

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 from typing import Literal, get_args
 
-Verdict = Literal["ok", "broken", "unknown", "missing"]
+# draft: a draft head (EAGLE/NextN/MTP class registered as an entry) that has the
+# setter: not judged, since the runner never calls the setter on a draft worker;
+# what its chain would be on its own is kept as the model's chain_verdict.
+Verdict = Literal["ok", "broken", "unknown", "missing", "draft"]
+ChainVerdict = Literal["ok", "broken", "unknown"]
 Severity = Literal["error", "warning", "info"]
 # setter: the entry's setter; delegate: a hop the ids travel through; write: the
 # state attribute is stored; read: a forward that runs reads it; unresolved: the
@@ -13,6 +17,7 @@ HopKind = Literal["setter", "delegate", "write", "read", "unresolved"]
 FailOn = Literal["error", "warning", "info", "never"]
 
 VERDICTS: tuple[Verdict, ...] = get_args(Verdict)
+CHAIN_VERDICTS: tuple[ChainVerdict, ...] = get_args(ChainVerdict)
 SEVERITIES: tuple[Severity, ...] = get_args(Severity)
 HOP_KINDS: tuple[HopKind, ...] = get_args(HopKind)
 FAIL_ON: tuple[FailOn, ...] = get_args(FailOn)

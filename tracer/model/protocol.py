@@ -53,6 +53,8 @@ class Protocol:
     graph_capture_calls: tuple[str, ...] = ()
     graph_capture_classes: tuple[str, ...] = ()
     default_methods: tuple[str, ...] = ()  # methods giving a model's default layers
+    # functions the runner calls to guess layer ids when the draft names none (silent-fallback)
+    runner_fallback_calls: tuple[str, ...] = ()
     # fallback
     fallback_description: str = ""
     logging_calls: tuple[str, ...] = ()  # callee names (or their first part) that count as logging

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tracer.model.findings import Finding
-from tracer.model.kinds import HopKind, Verdict
+from tracer.model.kinds import ChainVerdict, HopKind, Verdict
 
 
 @dataclass(frozen=True)
@@ -57,6 +57,8 @@ class ModelResult:
     state_attribute: str
     findings: tuple[Finding, ...] = field(default=())
     draft: bool = False  # a draft head: the runner never calls the setter on it
+    # A draft head's verdict is "draft" (or "missing"); this is its chain's own verdict.
+    chain_verdict: ChainVerdict | None = None
     tags_without_clear: tuple[TagSite, ...] = ()
     alternatives: tuple[Alternative, ...] = ()
     # Set by the effective-layers stage (scan --target-config/--draft-config).

@@ -65,6 +65,35 @@ class Fallback:
 
 
 @dataclass(frozen=True)
+class FallbackSite:
+    """A place where a runner function puts layer ids of its own in place of the
+    draft's: a handler around a read of a config key, or a branch calling a
+    fallback function (tracer.index.fallback_sites)."""
+
+    kind: str  # "except" or "branch"
+    function: str  # qualname within the module
+    line: int
+    col: int
+    what: str  # the key read under the try, or the fallback callee
+    condition: str  # "except Exception" / the branch's test ("not (aux_layers)" for an else)
+    value: str  # what the handler assigns or returns / the fallback call's source
+    calls: tuple[str, ...] = ()  # dotted callees in the handler or branch (logging?)
+    raises: bool = False  # the handler re-raises
+
+
+@dataclass(frozen=True)
+class SkippedBranch:
+    """An ``if`` of a forward whose one branch runs the layers and captures (reads
+    the state) while the other runs them too and reads nothing (tracer.index.branches)."""
+
+    line: int
+    col: int
+    condition: str  # the test under which capture is skipped ("not x" for the else branch)
+    runs: str  # short source of what the skipping branch runs instead
+    runs_line: int
+
+
+@dataclass(frozen=True)
 class Function:
     name: str
     qualname: str  # within the module: "Class.method" or "func"
@@ -94,6 +123,10 @@ class ClassDef:
     class_attrs: tuple[tuple[str, str], ...] = ()  # class-level `attr = Name`
     method_spans: tuple[tuple[str, int, int], ...] = ()  # (name, first line, last line) of each method
     condition: tuple[tuple[str, bool], ...] = ()  # as for Import: the tests a conditional definition sits under
+
+    def spans(self) -> tuple[tuple[str, int, int], ...]:
+        """(name, first, last line) of each method, from an outline or a full summary."""
+        return self.method_spans or tuple((m.name, m.line, m.end_line) for m in self.methods)
 
     def method(self, name: str) -> Function | None:
         for method in self.methods:
@@ -126,6 +159,10 @@ class ModuleSummary:
     error: str = ""  # input error: why the module could not be read or parsed
     error_line: int = 0
     function_spans: tuple[tuple[str, int, int], ...] = ()  # (name, first line, last line) of top-level functions
+
+    def spans(self) -> tuple[tuple[str, int, int], ...]:
+        """(name, first, last line) of each top-level function, from an outline or a full summary."""
+        return self.function_spans or tuple((f.name, f.line, f.end_line) for f in self.functions)
 
     def cls(self, name: str) -> ClassDef | None:
         for c in self.classes:
@@ -170,6 +207,6 @@ def from_plain(data: Any) -> Any:
 
 
 __all__ = [
-    "Param", "Call", "Write", "Read", "Fallback", "Function",
+    "Param", "Call", "Write", "Read", "Fallback", "FallbackSite", "SkippedBranch", "Function",
     "ClassDef", "Import", "ModuleSummary", "to_plain", "from_plain", "field",
 ]

@@ -16,9 +16,9 @@ from tracer.model.results import CallSite, Hop, ModelResult, ScanResult
 from tracer.present.graphs import finding_entries, hop_problem, location, page_name
 from tracer.present.render import NO_GRAPHVIZ
 
-VERDICTS = ("ok", "broken", "unknown", "missing")
+VERDICTS = ("ok", "broken", "unknown", "missing", "draft")
 # Matrix sort key: the worst first when sorted ascending.
-VERDICT_RANK = {"broken": 0, "unknown": 1, "missing": 2, "ok": 3}
+VERDICT_RANK = {"broken": 0, "unknown": 1, "missing": 2, "ok": 3, "draft": 4}
 SEVERITY_RANK = {"error": 0, "warning": 1, "info": 2}
 EXCERPT_CONTEXT = 3
 MAX_SOURCE_BYTES = 4_000_000
@@ -78,6 +78,8 @@ LEGEND = (
     ("v-broken", "broken", "a hop of the chain breaks (a finding says where): the draft gets the wrong states"),
     ("v-unknown", "unknown", "tracing stopped at a hop it could not follow (why is on the model page)"),
     ("v-missing", "missing", "no setter: the model does not take part in the protocol (the support matrix)"),
+    ("v-draft", "draft", "a draft head with the setter: not judged, the runner never calls the setter on it "
+                         "(its page says what its chain alone would be)"),
     ("s-error", "error", "a finding that breaks capture"),
     ("s-warning", "warning", "a finding worth a look (a silent fallback, a hop not followed)"),
     ("s-info", "info", "informational: a draft head's copy of a check, or a model without the setter"),
@@ -265,8 +267,10 @@ def index_main(scan: ScanResult, entries: Mapping[str, Mapping[str, ModelResult]
 
 
 def _trouble(models: Mapping[str, ModelResult]) -> int:
-    """Problems first: a target model broken, unknown; a draft head broken or unknown; ok; only missing."""
-    ranks = [{"broken": 0, "unknown": 1}.get(m.verdict, 3 if m.verdict == "ok" else 4) for m in models.values()]
+    """Problems first: a target model broken, unknown; a draft head whose chain alone is broken or
+    unknown; ok; only missing."""
+    ranks = [{"broken": 0, "unknown": 1}.get(m.chain_verdict or m.verdict, 3 if m.verdict == "ok" else 4)
+             for m in models.values()]
     ranks = [r + 2 if r < 2 and m.draft else r for r, m in zip(ranks, models.values())]
     return min(ranks, default=4)
 
@@ -338,6 +342,9 @@ def model_main(entry: str, models: Mapping[str, ModelResult], protocols: list[st
         prefix = anchor(protocol)
         section = [f'<section class="protocol v-{_e(verdict)}-box" id="{_e(prefix)}">',
                    f"<h2>{_e(protocol)} {_badge(verdict)}</h2>"]
+        if model.chain_verdict:
+            section.append(f'<p class="sub">draft head, not judged: the runner never calls the setter on a draft '
+                           f'worker. Its chain alone: {_badge(model.chain_verdict)}</p>')
         if model.reason:
             section.append(f'<p class="reason">{_e(model.reason)}</p>')
         if chain:

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from tracer.model.findings import Finding
+from tracer.model.kinds import CHAIN_VERDICTS
 from tracer.model.results import (
     Alternative,
     CallSite,
@@ -60,6 +61,8 @@ def model_to_json(m: ModelResult) -> JSONDict:
         "findings": list(m.slugs),
         "draft": m.draft,
     }
+    if m.chain_verdict is not None:
+        data["chain_verdict"] = m.chain_verdict
     if m.alternatives:
         data["alternatives"] = [{"condition": a.condition, "verdict": a.verdict, "entry": a.entry,
                                  "default": a.default} for a in m.alternatives]
@@ -83,6 +86,7 @@ def model_from_json(d: Mapping[str, Any], findings: tuple[Finding, ...]) -> Mode
         verdict=d.get("verdict") or "unknown", reason=d.get("reason") or "", chain=tuple(hop_from_json(h) for h in d.get("chain") or ()),
         state_owner=d.get("state_owner") or "", state_attribute=d.get("state_attribute") or "", findings=own,
         draft=bool(d.get("draft")),
+        chain_verdict=d.get("chain_verdict") if d.get("chain_verdict") in CHAIN_VERDICTS else None,
         alternatives=tuple(Alternative(a["condition"], a["verdict"], a.get("entry", ""), bool(a.get("default")))
                            for a in d.get("alternatives") or ()),
         effective_layers=tuple(effective) if isinstance(effective, list) else None,

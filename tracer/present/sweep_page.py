@@ -24,6 +24,7 @@ _GRID_CSS = """
 .grid td.c-broken { background: var(--broken-bg); color: var(--broken); }
 .grid td.c-unknown { background: var(--unknown-bg); color: var(--unknown); }
 .grid td.c-missing { background: var(--missing-bg); color: var(--missing); }
+.grid td.c-draft { background: #e8f0fe; color: #1967d2; }
 .grid td.c-absent { background: #fff; color: #bdc1c6; }
 .grid td.change { box-shadow: inset 3px 0 0 var(--ink); font-weight: 700; }
 .filters { margin: 10px 0; display: flex; gap: 14px; flex-wrap: wrap; align-items: center; }
@@ -54,11 +55,11 @@ def history_html(history: dict) -> str:
         base_css = ""
     esc = html.escape
     versions = history["releases"]
-    symbol = {"ok": "✓", "broken": "✗", "unknown": "?", "missing": "·", "absent": ""}
+    symbol = {"ok": "✓", "broken": "✗", "unknown": "?", "missing": "·", "draft": "d", "absent": ""}
     rows = []
     for model in history["models"]:
         changed_at = {c["release"]: c for c in _real_changes(model)}
-        supported = any(v not in ("missing", "absent") for v in model["verdicts"].values())
+        supported = any(v not in ("missing", "absent", "draft") for v in model["verdicts"].values())
         cells = []
         for version in versions:
             verdict = model["verdicts"].get(version, "absent")

@@ -17,7 +17,7 @@ from tracer.model.escape import printable
 from tracer.model.findings import Finding
 from tracer.model.results import ModelResult, ScanResult
 
-VERDICT_ORDER = {"broken": 0, "unknown": 1, "ok": 2, "missing": 3}
+VERDICT_ORDER = {"broken": 0, "unknown": 1, "ok": 2, "missing": 3, "draft": 4}
 SEVERITY_RANK = {"error": 0, "warning": 1, "info": 2}
 ATTENTION = ("broken", "unknown")
 NAMES_SHOWN = 8  # names listed on a line that summarises many entry classes
@@ -111,15 +111,15 @@ def _names(names: Iterable[str], keep: int = NAMES_SHOWN) -> str:
 
 
 def attention_lines(scan: ScanResult, options: TextOptions, paint: Callable[[str, str], str]) -> list[str]:
-    """Per protocol, the target models that are broken or unknown (with why); draft heads in one line."""
+    """Per protocol, the target models that are broken or unknown (with why). Draft heads
+    need no attention (verdict ``draft``: the runner never calls the setter on them)."""
     lines: list[str] = []
     printed = {(f.file, f.line, f.message) for f in shown_findings(scan, options)} if not options.quiet else set()
     for proto in ordered_protocols(scan, options.protocol_order):
         models = [m for m in scan.models if m.protocol == proto and m.verdict in ATTENTION]
         if not models:
             continue
-        targets = sorted((m for m in models if not m.draft), key=lambda m: (VERDICT_ORDER[m.verdict], m.entry))
-        drafts = sorted((m for m in models if m.draft), key=lambda m: (VERDICT_ORDER[m.verdict], m.entry))
+        targets = sorted(models, key=lambda m: (VERDICT_ORDER[m.verdict], m.entry))
         lines.append(paint(f"{proto}:", "bold"))
         for m in targets:
             lines.append(f"  {paint(m.verdict.ljust(7), m.verdict)} {printable(_short(m.entry, 1))}  "
@@ -130,11 +130,6 @@ def attention_lines(scan: ScanResult, options: TextOptions, paint: Callable[[str
                 lines.append(f"          why: {said.slug} at {printable(said.file)}:{said.line} (above)")
             elif m.reason:
                 lines.append(f"          why: {printable(m.reason)}")
-        for verdict in ATTENTION:
-            heads = [printable(_short(m.entry, 1)) for m in drafts if m.verdict == verdict]
-            if heads:
-                lines.append(f"  {paint(verdict.ljust(7), 'info')} {plural(len(heads), 'draft head')} "
-                             f"(informational: the runner never calls the setter on a draft worker): {_names(heads)}")
         lines.append("")
     return lines
 
@@ -168,9 +163,9 @@ def chain_lines(scan: ScanResult, options: TextOptions, paint: Callable[[str, st
 
 
 def _model_lines(m: ModelResult, paint: Callable[[str, str], str]) -> list[str]:
-    tag = "  [draft head]" if m.draft else ""
+    tag = f"  [draft head; its chain alone: {m.chain_verdict}]" if m.chain_verdict else "  [draft head]" if m.draft else ""
     lines = [f"{paint(m.verdict.ljust(7), m.verdict)} {printable(m.entry)}  ({printable(m.file)}:{m.line}){tag}"]
-    if m.reason and m.verdict != "ok":
+    if m.reason and m.verdict != "ok" and m.chain_verdict != "ok":
         lines.append(f"        why: {printable(m.reason)}")
     for hop in m.chain:
         how = hop.reason or hop.resolved_by
@@ -180,19 +175,20 @@ def _model_lines(m: ModelResult, paint: Callable[[str, str], str]) -> list[str]:
 
 
 def _counts(models: Iterable[ModelResult]) -> str:
-    counts = Counter(m.verdict for m in models)
+    counts = Counter(m.chain_verdict or m.verdict for m in models)
     return ", ".join(f"{counts[v]} {v}" for v in ("ok", "broken", "unknown") if counts[v] or v == "ok")
 
 
 def protocol_summary(scan: ScanResult, proto: str) -> str:
-    """`target models: 54 ok, 1 unknown; draft heads: 6 ok, 10 broken; 219 without the setter`."""
+    """`55 target models (54 ok, 1 unknown); 16 draft heads not judged (their chains alone:
+    6 ok, 10 broken); 219 without the setter`."""
     models = [m for m in scan.models if m.protocol == proto]
     targets = [m for m in models if not m.draft and m.verdict != "missing"]
     drafts = [m for m in models if m.draft and m.verdict != "missing"]
     missing = sum(1 for m in models if m.verdict == "missing")
     parts = [f"{plural(len(targets), 'target model')} ({_counts(targets)})"]
     if drafts:
-        parts.append(f"{plural(len(drafts), 'draft head')} ({_counts(drafts)})")
+        parts.append(f"{plural(len(drafts), 'draft head')} not judged (chains alone: {_counts(drafts)})")
     if missing:
         parts.append(f"{missing} without the setter")
     return "; ".join(parts)
@@ -220,6 +216,9 @@ def summary_lines(scan: ScanResult, shown: Sequence[Finding], options: TextOptio
         lines.append(f"  {(proto + ':').ljust(width + 1)} {protocol_summary(scan, proto)}")
     for proto in scan.absent_protocols:
         lines.append(f"  {(proto + ':').ljust(width + 1)} not in this release (its setter is never mentioned)")
+    if any(m.verdict == "draft" for m in scan.models):
+        lines.append("  Draft heads are not judged: the runner never calls the setter on a draft worker "
+                     "(their findings are info).")
     hidden_info = sum(1 for f in scan.findings if f.severity == "info") - sum(1 for f in shown if f.severity == "info")
     tail = f" {plural(hidden_info, 'info finding')} not shown (--fail-on info, or --select RULE, shows them)." \
         if hidden_info else ""
@@ -236,7 +235,7 @@ def summary_line(scan: ScanResult) -> str:
 
 def painter(color: bool) -> Callable[[str, str], str]:
     codes = {"error": "31", "broken": "31", "warning": "33", "unknown": "33", "info": "36", "missing": "36",
-             "ok": "32", "bold": "1"}
+             "draft": "36", "ok": "32", "bold": "1"}
 
     def paint(text: str, kind: str) -> str:
         if not color or kind not in codes:
