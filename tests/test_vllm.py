@@ -9,6 +9,7 @@ vLLM name; the `real` tests assert chains read by hand in vLLM 0.33.0 from PyPI.
 
 from __future__ import annotations
 
+import json
 import textwrap
 from pathlib import Path
 
@@ -444,3 +445,41 @@ def test_vllm_0_11_runner_always_uses_the_model_default(tmp_path):
     runner = [(f["slug"], f["file"], f["line"]) for f in data["findings"] if f["entry"] is None]
     assert runner == [("ids-dropped", "vllm/v1/worker/gpu_model_runner.py", 2645)]
     assert not [f for f in data["findings"] if f["slug"] == "dead-default"]  # that runner calls the override
+
+
+@pytest.fixture(scope="module")
+def vllm_context(tmp_path_factory):
+    from tracer.api import scan_tree
+
+    cache = tmp_path_factory.mktemp("vllm-explain-cache")
+    return scan_tree(str(vllm_release_dir()), cache_dir=str(cache)), cache
+
+
+@pytest.mark.real
+@pytest.mark.parametrize("entry", ["LlamaForCausalLM", "MiniMaxM2ForCausalLM"])
+def test_vllm_explain_runs_the_interface_setter_and_the_helper_capture(entry, tmp_path, vllm_context):
+    """explain on vLLM 0.33.0 (issue #15): SupportsEagle3.set_aux_hidden_state_layers
+    (interfaces.py:1728) asks hasattr(self, "get_language_model") and hasattr(self,
+    "language_model") (both False for these classes: read from the MRO) and calls
+    getattr(self, "model", self)._set_aux_hidden_state_layers(layers) (1749); the decoder
+    loop captures through self._maybe_add_hidden_state(aux, idx + 1, ...) after each layer,
+    a helper run in place. vLLM's ids name the hidden state entering layer i."""
+    from tracer.effective.annotate import explain
+
+    context, cache = vllm_context
+    (tmp_path / "t").mkdir()
+    (tmp_path / "t" / "config.json").write_text(json.dumps(
+        {"architectures": [entry], "num_hidden_layers": 8, "hidden_size": 64}))
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "config.json").write_text(json.dumps(
+        {"architectures": ["Eagle3LlamaForCausalLM"], "hidden_size": 64, "eagle_aux_hidden_state_layer_ids": [1, 3, 5]}))
+    model, result = explain(context.result, list(context.protocols), tmp_path / "t", tmp_path / "d",
+                            cache_dir=str(cache))
+    assert model.entry.endswith(entry)
+    assert result["layers_to_capture"] == [1, 3, 5], result["unknowns"]
+    assert result["effective_layers"] == [0, 2, 4]
+    assert result["findings"] == []
+    steps = "\n".join(result["steps"])
+    assert '`hasattr(self, "get_language_model")` is False' in steps
+    assert "passes [1, 3, 5] to self.model._set_aux_hidden_state_layers (line 1749)" in steps
+    assert result["graph_layers"] == [0, 2, 4] and not result["graph_layers_differ"]

@@ -100,7 +100,7 @@ def _layer_objects(store: dict, prefix: str, num_layers: int | None, marker: str
 
 
 def _run_chain(sources: Sources, hops: list[Hop], ids: Any, target: TargetConfig, rank: _Rank, pp: int,
-               protocol: Protocol, store: dict, chain_hops: Sequence[Hop] = ()) -> dict:
+               protocol: Protocol, store: dict, chain_hops: Sequence[Hop] = (), entry: str = "") -> dict:
     """Run the setter hops once (one runner call) on one rank; apply the writes
     to ``store`` (absolute paths from the top model object)."""
     steps: list = []
@@ -133,6 +133,26 @@ def _run_chain(sources: Sources, hops: list[Hop], ids: Any, target: TargetConfig
             has = sources.has_method(owner, method)
             if has is not None:
                 env[f"{receiver}.{method}"] = "method" if has else ABSENT
+        # `hasattr(self, "m")` (vLLM's interface setter asks which holder to use): answered
+        # from the class the hop runs on, the entry class for the first hop
+        concrete = entry if index == 0 and entry else hop.qualname.rsplit(".", 1)[0]
+        for method in dict.fromkeys(re.findall(r'hasattr\(\s*self\s*,\s*["\'](\w+)["\']\s*\)', fn.source)):
+            if f"self.{method}" not in env:
+                has = sources.has_attribute(concrete, method)
+                if has is not None:
+                    env[f"self.{method}"] = Obj(f"self.{method}") if has else ABSENT
+        # `getattr(x, "model", x)` picks the holder the next hop runs on: the attribute is the
+        # next hop's object when the class assigns it, absent when it provably does not
+        if next_hop is not None and next_method:
+            for attr in dict.fromkeys(re.findall(r'getattr\(\s*\w+\s*,\s*["\'](\w+)["\']\s*,', fn.source)):
+                if f"self.{attr}" in env:
+                    continue
+                has = sources.has_attribute(concrete, attr)
+                if has:
+                    env[f"self.{attr}"] = Obj(next_hop.qualname.rsplit(".", 2)[-2], methods=frozenset({next_method}),
+                                              path=f"self.{attr}")
+                elif has is False:
+                    env[f"self.{attr}"] = ABSENT
         layers = _layer_objects(store, prefix, num_layers, marker)
         env.setdefault("self.model.layers", layers["self.model"])
         env.setdefault("self.layers", layers["self"])
@@ -186,7 +206,8 @@ def _run_chain(sources: Sources, hops: list[Hop], ids: Any, target: TargetConfig
         if next_hop is None:
             steps.append(text)
             break
-        calls = [c for c in outcome.calls if c.method == next_method and c.receiver and c.receiver.startswith("self.")]
+        calls = [c for c in outcome.calls if c.method == next_method and c.receiver
+                 and (c.receiver == "self" or c.receiver.startswith("self."))]
         if not calls:
             text += f"; does not call {next_method} on this path"
             steps.append(text)
@@ -293,6 +314,7 @@ def explain_model(
         "entry": model.entry,
         "requested_ids": list(draft.layer_ids) if draft.layer_ids is not None else None,
         "ids_key": draft.ids_key,
+        "id_shift": protocol.id_shift,  # what an id means: 1 the output of layer i, 0 its input
         "runner_ids": None,
         "num_hidden_layers": num_layers,
         "hidden_size": target.hidden_size,
@@ -370,7 +392,7 @@ def explain_model(
             ids = runner_ids if passes else None
             if passes is None:
                 unknowns.append({"expr": site.get("caller"), "file": site.get("file"), "line": site.get("line"), "why": "whether this call passes ids is unknown"})
-            run = _run_chain(sources, hops, ids, target, rank, pp, proto, store, chain)
+            run = _run_chain(sources, hops, ids, target, rank, pp, proto, store, chain, model.entry)
             if passes is None:
                 # Followed as a call without ids, but the state it leaves is not known.
                 store[_INCOMPLETE] = f"whether the call at {site.get('file')}:{site.get('line')} passes ids is unknown"
@@ -427,12 +449,31 @@ def explain_model(
                     continue
                 candidates.append(({"qualname": forward.qualname, "file": forward.file, "line": forward.first_line,
                                     "found_by_name": True}, forward))
+        # reads in helpers the forward calls (`self._maybe_add_hidden_state(...)`) run in place
+        # (a read without a loop of its own that tests the state; one with a loop is a forward)
+        helpers = {}
+        for hop in reads:
+            name = hop.qualname.rsplit(".", 1)[-1]
+            text = sources_of(hop)
+            if (name != "forward" and re.search(rf"\bin\s+self\.{re.escape(state_attr)}\b", text)
+                    and not re.search(r"^\s*(async\s+)?for\s", text, re.M)):
+                fn_ = sources.of_qualname(hop.qualname)
+                helpers[name] = (fn_.source, fn_.first_line)
         for read, fn in candidates:
-            result_ = captured_indices(fn.source, value, env, state_path=f"self.{state_attr}", first_line=fn.first_line, marker_attribute=marker)
+            if str(read["qualname"]).rsplit(".", 1)[-1] in helpers:
+                continue
+            result_ = captured_indices(fn.source, value, env, state_path=f"self.{state_attr}", first_line=fn.first_line,
+                                       marker_attribute=marker, helpers=helpers)
             if result_.loop_line is not None:
                 out.update(captured=list(result_.captured), visited=list(result_.visited), result=result_, read=read, fn=fn)
                 break
         return out
+
+    def sources_of(hop: Hop) -> str:
+        try:
+            return sources.of_qualname(hop.qualname).source
+        except ExplainError:
+            return ""
 
     write_hop = next((h for h in chain if h.kind == "write"), None)
     eager = capture_on(last_rank, last["store"])

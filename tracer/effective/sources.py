@@ -4,6 +4,7 @@ across modules) as every other stage; nothing is parsed a second way."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from tracer.index.project import Project
@@ -73,6 +74,56 @@ class Sources:
             return True
         _, problems = self.resolver.mro(ref)
         return None if problems else False
+
+    def has_attribute(self, owner: str, name: str) -> bool | None:
+        """``hasattr(self, name)`` on an instance of the class (dotted), read statically: True
+        when the MRO defines the method, assigns ``self.<name>`` or binds it in a class body;
+        False only when the MRO is complete, nothing binds it and no class sets attributes
+        dynamically (``setattr``, ``__getattr__``: torch's ``nn.Module.__getattr__`` finds only
+        what was assigned); None otherwise."""
+        ref = self.class_ref(owner)
+        if ref is None:
+            return None
+        if self.resolver.find_method(ref, name) is not None:
+            return True
+        classes, problems = self.resolver.mro(ref)
+        if isinstance(self.resolver.attribute_types(ref, name, jedi=False), list):
+            return True
+        dynamic = False
+        binds = re.compile(rf"^\s*(self\.)?{re.escape(name)}\s*(:[^=\n]*)?=(?!=)|setattr\(self,\s*[\"']{re.escape(name)}[\"']",
+                           re.M)
+        for cls in classes:
+            body = self.class_body(cls)
+            if body is None:
+                return None
+            if binds.search(body):
+                return True
+            dynamic = dynamic or "setattr(self" in body or "def __getattr__" in body
+        return None if problems or dynamic else False
+
+    def class_body(self, ref: ClassRef) -> str | None:
+        """The source lines of a class statement: from its ``class`` line to the first later
+        line indented no deeper than it (comments and blank lines aside)."""
+        summary = self.project.module(ref.module)
+        definition = summary.cls(ref.qualname) if summary is not None and not summary.error else None
+        text = self.project.text(ref.module)
+        if definition is None or text is None:
+            return None
+        lines = text.splitlines()
+        start = definition.line - 1
+        if not 0 <= start < len(lines):
+            return None
+        indent = len(lines[start]) - len(lines[start].lstrip())
+        end = start
+        while end < len(lines) - 1 and not lines[end].split("#", 1)[0].rstrip().endswith(":"):
+            end += 1  # a header over several lines: `class A(\n    Base,\n):`
+        end += 1
+        while end < len(lines):
+            line = lines[end]
+            if line.strip() and not line.lstrip().startswith("#") and len(line) - len(line.lstrip()) <= indent:
+                break
+            end += 1
+        return "\n".join(lines[start:end])
 
     def forwards(self, owner: str) -> list[FunctionSource]:
         """``forward`` of the class and of its bases, nearest first (a forward that calls

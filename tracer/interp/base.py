@@ -38,6 +38,9 @@ class InterpreterCore:
         self.loop_depth = 0
         self.steps = 0
         self.s = _State()
+        # methods of self run in place when called (name -> (source, first line)): a forward's
+        # capture helper such as `self._maybe_add_hidden_state(aux, i + 1, ...)`
+        self.helpers: Mapping[str, tuple[str, int]] = {}
 
     # ----------------------------------------------------------- helpers
     def src(self, node: cst.CSTNode) -> str:
@@ -123,3 +126,6 @@ class InterpreterCore:
     def _pure(self, node: cst.Call, fn: Any, args: list[Any], kwargs: dict[str, Any]) -> Any:  # expressions.py
         raise NotImplementedError
 
+
+    def run_helper(self, name: str, args: list[Any], kwargs: dict[str, Any], node: cst.Call) -> Any:  # interpreter.py
+        raise NotImplementedError

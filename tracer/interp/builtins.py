@@ -84,6 +84,20 @@ class Builtins(InterpreterCore):
             return Unknown(self.src(node), start.why)
         return [(start + n, item) for n, item in enumerate(items)]
 
+    def builtin_islice(self, node, args, kwargs):
+        """``itertools.islice(seq, stop)`` / ``islice(seq, start, stop[, step])`` over a known sequence."""
+        if not args:
+            return self.unknown(node, "islice without arguments")
+        items = self.iterate(args[0], node)
+        if is_unknown(items):
+            return items
+        bounds = list(args[1:])
+        if any(is_unknown(b) for b in bounds) or not all(b is None or isinstance(b, int) for b in bounds):
+            return self.unknown(node, "islice with unknown bounds")
+        if len(bounds) == 1:
+            return list(items)[: bounds[0]]
+        return list(items)[slice(*bounds[:3])]
+
     def builtin_zip(self, node, args, kwargs):
         lists = [self.iterate(a, node) for a in args]
         for items in lists:

@@ -70,8 +70,10 @@ class CaptureObserver:
             interp.note(interp.src(node), interp.line(node), f"capture test could not be evaluated: {value.why}", True)
 
 
-def _capture_loops(function: cst.FunctionDef, module: cst.Module, watch_path: str, marker: str | None = None) -> tuple:
-    """For loops whose body tests membership in ``watch_path`` (or reads the per-layer ``marker``)."""
+def _capture_loops(function: cst.FunctionDef, module: cst.Module, watch_path: str, marker: str | None = None,
+                   helpers: frozenset = frozenset()) -> tuple:  # type: ignore[type-arg]
+    """For loops whose body tests membership in ``watch_path`` (or reads the per-layer ``marker``,
+    or calls one of the ``helpers`` of self that test it)."""
     watched = watch_path
 
     def renders(node: cst.BaseExpression) -> str | None:
@@ -100,6 +102,11 @@ def _capture_loops(function: cst.FunctionDef, module: cst.Module, watch_path: st
                 self.kinds.add("list")
 
         def visit_Call(self, node: cst.Call) -> None:
+            func = node.func
+            if (self.stack and isinstance(func, cst.Attribute) and func.attr.value in helpers
+                    and isinstance(func.value, cst.Name) and func.value.value == "self"):
+                self.loops.add(self.stack[-1])
+                self.kinds.add("list")
             if (
                 marker
                 and self.stack
@@ -177,6 +184,7 @@ def captured_indices(
     args: Mapping[str, Any] | None = None,
     first_line: int = 1,
     marker_attribute: str | None = None,
+    helpers: Mapping[str, tuple[str, int]] | None = None,
 ) -> CaptureResult:
     """Run a forward method's decoder loop on ``layers_to_capture``.
 
@@ -189,9 +197,10 @@ def captured_indices(
     module, positions, function = _parse_function(forward_source)
     bound = dict(env)
     bound[state_path] = list(layers_to_capture) if not is_unknown(layers_to_capture) else layers_to_capture
-    loops, tested_by = _capture_loops(function, module, state_path, marker_attribute)
+    loops, tested_by = _capture_loops(function, module, state_path, marker_attribute, frozenset(helpers or ()))
     observer = CaptureObserver(state_path, loops, marker_attribute)
     interp = Interpreter(module, positions, bound, first_line, observer)
+    interp.helpers = dict(helpers or {})
     observer.layer_calls = _layer_calls(loops, interp)
     call_args = dict(args or {})
     for param in function.params.params:

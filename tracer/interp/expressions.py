@@ -388,11 +388,17 @@ class Expressions(InterpreterCore):
             receiver_path = self.path_of(func.value)
             if receiver_path in ("os", "os.environ") and method in ("getenv", "get"):
                 return self.getenv(node, args)
+            if receiver_path == "self" and method in self.helpers:
+                return self.run_helper(method, args, kwargs, node)
             receiver = self.eval(func.value)
             if isinstance(receiver, (list, dict, str, tuple, set, int, float)) and not isinstance(receiver, bool):
                 value = self.plain_method(receiver, method, args, kwargs, node)
                 if value is not _NOT_PLAIN:
                     return value
+            if not (receiver_path or "").startswith("self"):
+                # a local holding a sub-model (`holder = getattr(self, "model", self)`): its place
+                held = receiver.path if isinstance(receiver, (Obj, Unknown)) else None
+                receiver_path = held if held and (held == "self" or held.startswith("self.")) else receiver_path
             self.record_call(receiver_path or self.src(func.value), method, args, kwargs, node)
             return self.unknown(node, f"result of `.{method}(...)`, which the evaluator does not follow")
         self.record_call(None, self.src(func), args, kwargs, node)

@@ -31,6 +31,28 @@ class Interpreter(Statements, Expressions, Builtins):
     """One function's evaluation: the statement, expression and builtin mixins over
     the shared core; ``observer`` (capture.py) watches the capture tests of a forward."""
 
+    def run_helper(self, name: str, args: list, kwargs: dict, node: cst.Call) -> Any:
+        """Run ``self.<name>(...)`` in place: a helper of the forward, with the same bindings
+        and observer; its capture events and notes join this run's (one level: the helper's
+        own helpers are not followed)."""
+        source, first_line = self.helpers[name]
+        module, positions, function = _parse_function(source)
+        inner = Interpreter(module, positions, self.env, first_line, self.observer)
+        inner.loop_depth = self.loop_depth
+        params = [p.name.value for p in list(function.params.posonly_params) + list(function.params.params)]
+        bound = dict(zip([p for p in params if p not in ("self", "cls")], args, strict=False))
+        bound.update(kwargs)
+        try:
+            outcome = _run(inner, function, bound)
+        except ValueError as exc:
+            return self.unknown(node, f"`self.{name}(...)` could not be run: {exc}")
+        self.s.events.extend(inner.s.events)
+        for note in inner.unknowns:
+            self.note(note.expr, note.line, note.why, note.affects_capture)
+        if not outcome.complete:
+            return self.unknown(node, f"`self.{name}(...)` could not be run to its end")
+        return outcome.return_value
+
 
 def _parse_function(source: str) -> tuple:
     """Parse one (possibly indented) function definition."""

@@ -31,6 +31,7 @@ class Obj:
     attrs: tuple = ()  # ((name, value), ...)
     methods: frozenset = frozenset()
     closed: bool = False  # True when ``attrs`` lists every attribute that matters (others are absent)
+    path: str | None = None  # where it lives on the model object ("self.model"), when known
 
     def attr(self, name: str) -> Any:
         for key, value in self.attrs:

@@ -25,7 +25,13 @@ def format_explanation(result: dict[str, Any]) -> str:
     if result.get("requested_ids") is None:
         lines.append("  draft: names no layer ids")
     else:
-        lines.append(f"  draft asks for the outputs of layers {result['requested_ids']} (from `{result['ids_key']}`)")
+        if result.get("id_shift", 1) == 1:
+            lines.append(f"  draft asks for the outputs of layers {result['requested_ids']} (from `{result['ids_key']}`)")
+        else:  # the pack's ids name the hidden state entering a layer (vLLM)
+            shift = result.get("id_shift", 0)
+            outputs = [i + shift - 1 for i in result["requested_ids"]]
+            lines.append(f"  draft asks for the hidden states entering layers {result['requested_ids']}, the outputs of "
+                         f"layers {outputs} (from `{result['ids_key']}`)")
     if result.get("runner_ids") is None and result.get("requested_ids") is not None:
         lines.append("  the runner does not read that key, so it passes no ids")
     lines.append("")
