@@ -701,6 +701,33 @@ def test_a_loop_that_captures_after_the_layer_takes_ids_as_given(tmp_path):
 
 @pytest.mark.real
 @needs_cache
+def test_dflash_id_of_the_last_layer_raises_at_start_up(tmp_path):
+    """SGLang issue 32204's shape on 0.5.23: Qwen3-MoE's DFlash setter shifts each id by one
+    and marks self.layers[id] (qwen3_moe.py:990), so the last layer's id (7 of 8) is an
+    IndexError at start-up: unreachable-layer (raises) for DFlash, from the DFlash pack's keys."""
+    model = {"entry": "sglang.srt.models.qwen3_moe.Qwen3MoeForCausalLM", "protocol": "sglang-dflash", "chain": [
+        {"kind": "setter", "qualname": "sglang.srt.models.qwen3_moe.Qwen3MoeForCausalLM.set_dflash_layers_to_capture",
+         "file": M + "qwen3_moe.py", "line": 1145},
+        {"kind": "delegate", "qualname": "sglang.srt.models.qwen3_moe.Qwen3MoeModel.set_dflash_layers_to_capture",
+         "file": M + "qwen3_moe.py", "line": 987, "passes_ids": True},
+        {"kind": "write", "qualname": "sglang.srt.models.qwen3_moe.Qwen3MoeModel.layers_to_capture",
+         "file": M + "qwen3_moe.py", "line": 988},
+        {"kind": "read", "qualname": "sglang.srt.models.qwen2_moe.Qwen2MoeModel.forward", "file": M + "qwen2_moe.py",
+         "line": 1201}]}
+    t = target(tmp_path, 8, name="t-qwen3-moe")
+    result = explain_model(release("0.5.23"), model, [], t, _dflash_draft(tmp_path, [1, 3, 7], "d-32204"),
+                           protocol=DFLASH)
+    assert [(f["slug"], f["file"], f["line"]) for f in result["findings"]] == [
+        ("unreachable-layer", M + "qwen3_moe.py", 990)]
+    assert "IndexError" in result["findings"][0]["message"]
+    assert result["findings"][0]["hint"] == "ids must be in 0..6 for a target of 8 layers"
+    ok = explain_model(release("0.5.23"), model, [], t, _dflash_draft(tmp_path, [1, 3, 6], "d-32204-ok"),
+                       protocol=DFLASH)
+    assert ok["findings"] == [] and ok["effective_layers"] == [1, 3, 6]
+
+
+@pytest.mark.real
+@needs_cache
 def test_qwen2_5_7b_across_releases(tmp_path):
     """Qwen2.5-7B (28 layers) with ids [1, 13, 27]: the last layer's output is dropped in every release."""
     t = load_target_config(CONFIGS / "qwen2.5-7b")

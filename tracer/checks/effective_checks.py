@@ -132,8 +132,8 @@ UNREACHABLE_LAYER = Check(
         "unmarked": "the loop over {span} (`{loop}`) visits layers {unmarked} but {how}, so the outputs of layers "
                     "{outputs} are not captured ({captured} of {stored} states)",
     },
-    hints={"raises": "ids must be in 0..{max_id} for a {n}-layer target",
-           "outside": "with the +1 shift, ids must be in -1..{max_id} for a {n}-layer target (-1 = the embedding "
+    hints={"raises": "ids must be in 0..{max_id} for a target of {n} layers",
+           "outside": "with the +1 shift, ids must be in -1..{max_id} for a target of {n} layers (-1 = the embedding "
                       "output); the last layer's output is never captured by this loop",
            "unmarked": "make the setter mark the layers the forward tests (or make the forward read the list)"},
     fires=(example(model_file("foo", mark(model(), "for i in range(len(self.layers)):", "unreachable-layer")),
