@@ -16,7 +16,6 @@ embedding output (reported as -1).
 from __future__ import annotations
 
 import copy
-import re
 import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -26,10 +25,10 @@ import libcst as cst
 
 from tracer.effective.configs import DraftConfig, TargetConfig
 from tracer.effective.findings import Facts, effective_findings, known_list, plain
+from tracer.effective.queries import bind_self_queries, capture_helpers
 from tracer.effective.sources import ExplainError, FunctionSource, Sources
 from tracer.effective.stages import stage_ranges
 from tracer.interp.evaluate import (
-    ABSENT,
     Obj,
     Unknown,
     captured_indices,
@@ -60,13 +59,6 @@ def _base_env(config: dict, rank: _Rank, pp: int, protocol: Protocol) -> dict:
         env[f"{group}.rank_in_group"] = rank.rank
         env[f"{group}.world_size"] = pp
     return env
-
-
-_CALL_RE = r"(self(?:\.\w+)+)\.{method}\s*\("
-
-
-def _delegation_receivers(source: str, method: str) -> list:
-    return list(dict.fromkeys(re.findall(_CALL_RE.format(method=re.escape(method)), source)))
 
 
 def _params(fn: FunctionSource) -> list:
@@ -119,40 +111,8 @@ def _run_chain(sources: Sources, hops: list[Hop], ids: Any, target: TargetConfig
         env = _base_env(config, rank, pp, protocol)
         next_hop = hops[index + 1] if index + 1 < len(hops) else None
         next_method = next_hop.qualname.rsplit(".", 1)[-1] if next_hop else None
-        if next_hop is not None and next_method:
-            for receiver in _delegation_receivers(fn.source, next_method):
-                env[receiver] = Obj(next_hop.qualname.rsplit(".", 2)[-2], methods=frozenset({next_method}))
-        # `hasattr(self.X, "m")` on the object the state is written to: answered from
-        # the write hop's class (and its bases, by name), or left unknown.
-        owner = next((h.qualname.rsplit(".", 1)[0] for h in chain_hops if h.kind == "write"), None)
-        for receiver, method in re.findall(r'hasattr\(\s*(self(?:\.\w+)+)\s*,\s*["\'](\w+)["\']\s*\)', fn.source):
-            if receiver in env or f"{receiver}.{method}" in env or not owner:
-                continue
-            if not re.search(re.escape(receiver) + r"\." + re.escape(protocol.state_attribute) + r"\s*=", fn.source):
-                continue
-            has = sources.has_method(owner, method)
-            if has is not None:
-                env[f"{receiver}.{method}"] = "method" if has else ABSENT
-        # `hasattr(self, "m")` (vLLM's interface setter asks which holder to use): answered
-        # from the class the hop runs on, the entry class for the first hop
         concrete = entry if index == 0 and entry else hop.qualname.rsplit(".", 1)[0]
-        for method in dict.fromkeys(re.findall(r'hasattr\(\s*self\s*,\s*["\'](\w+)["\']\s*\)', fn.source)):
-            if f"self.{method}" not in env:
-                has = sources.has_attribute(concrete, method)
-                if has is not None:
-                    env[f"self.{method}"] = Obj(f"self.{method}") if has else ABSENT
-        # `getattr(x, "model", x)` picks the holder the next hop runs on: the attribute is the
-        # next hop's object when the class assigns it, absent when it provably does not
-        if next_hop is not None and next_method:
-            for attr in dict.fromkeys(re.findall(r'getattr\(\s*\w+\s*,\s*["\'](\w+)["\']\s*,', fn.source)):
-                if f"self.{attr}" in env:
-                    continue
-                has = sources.has_attribute(concrete, attr)
-                if has:
-                    env[f"self.{attr}"] = Obj(next_hop.qualname.rsplit(".", 2)[-2], methods=frozenset({next_method}),
-                                              path=f"self.{attr}")
-                elif has is False:
-                    env[f"self.{attr}"] = ABSENT
+        bind_self_queries(env, sources, fn.source, concrete, next_hop, chain_hops, protocol.state_attribute)
         layers = _layer_objects(store, prefix, num_layers, marker)
         env.setdefault("self.model.layers", layers["self.model"])
         env.setdefault("self.layers", layers["self"])
@@ -449,16 +409,7 @@ def explain_model(
                     continue
                 candidates.append(({"qualname": forward.qualname, "file": forward.file, "line": forward.first_line,
                                     "found_by_name": True}, forward))
-        # reads in helpers the forward calls (`self._maybe_add_hidden_state(...)`) run in place
-        # (a read without a loop of its own that tests the state; one with a loop is a forward)
-        helpers = {}
-        for hop in reads:
-            name = hop.qualname.rsplit(".", 1)[-1]
-            text = sources_of(hop)
-            if (name != "forward" and re.search(rf"\bin\s+self\.{re.escape(state_attr)}\b", text)
-                    and not re.search(r"^\s*(async\s+)?for\s", text, re.M)):
-                fn_ = sources.of_qualname(hop.qualname)
-                helpers[name] = (fn_.source, fn_.first_line)
+        helpers = capture_helpers(sources, reads, state_attr)
         for read, fn in candidates:
             if str(read["qualname"]).rsplit(".", 1)[-1] in helpers:
                 continue
@@ -468,12 +419,6 @@ def explain_model(
                 out.update(captured=list(result_.captured), visited=list(result_.visited), result=result_, read=read, fn=fn)
                 break
         return out
-
-    def sources_of(hop: Hop) -> str:
-        try:
-            return sources.of_qualname(hop.qualname).source
-        except ExplainError:
-            return ""
 
     write_hop = next((h for h in chain if h.kind == "write"), None)
     eager = capture_on(last_rank, last["store"])

@@ -29,6 +29,9 @@ MAX_FILE_BYTES = 1024 * 1024
 # native parser holds the GIL (~2 s for 230 KB, ~8 s for 1 MiB), so in-process an
 # interrupt could not end the command within a second, and a native crash would end it.
 IN_PROCESS_BYTES = 64 * 1024
+# An outline (stdlib ast) holds the GIL too, but ~0.1 s for the biggest real model file
+# (~280 KB): only bigger ones go to a worker, so an interrupt still ends within a second.
+OUTLINE_IN_PROCESS_BYTES = 384 * 1024
 
 
 def _read(abspath: str) -> bytes:
@@ -161,7 +164,8 @@ class Project:
         # Outlines are the stdlib ast (~0.1 s for the biggest file, GIL released between
         # files): in-process unless there are many. A pool per lazy one-module request cost
         # a fork each time (318 pools, 3.8 s of a cold 0.5.23 scan).
-        if (len(todo) > 8 and self.jobs > 1) or any(len(t[2]) > IN_PROCESS_BYTES and t[1] == "full" for t in todo):
+        if (len(todo) > 8 and self.jobs > 1) or any(
+                len(t[2]) > (IN_PROCESS_BYTES if t[1] == "full" else OUTLINE_IN_PROCESS_BYTES) for t in todo):
             # Biggest first so the pool's tail is short.
             todo.sort(key=lambda t: -len(t[2]))
             try:
