@@ -129,3 +129,23 @@ def test_lmdeploy_verdicts(lmdeploy_scan):
     assert [(f.slug, f.file, f.line) for f in deepseek.findings] == [
         ("dead-write", "lmdeploy/pytorch/configurations/kimi_k2.py", 82)]
     assert "kimi_k2" in deepseek.findings[0].message
+
+
+def test_explain_says_where_config_ids_come_from_instead_of_guessing(tmp_path):
+    import json
+    import subprocess
+    import sys
+
+    root = tmp_path / "tree"
+    root.mkdir()
+    _scan(root, config_tree())
+    for name, data in (("target", {"architectures": ["FooForCausalLM"], "num_hidden_layers": 12, "hidden_size": 8}),
+                       ("draft", {"architectures": ["Eagle3LlamaForCausalLM"], "hidden_size": 8,
+                                  "eagle_config": {"eagle_aux_hidden_state_layer_ids": [1, 5, 9]}})):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "config.json").write_text(json.dumps(data))
+    out = subprocess.run([sys.executable, "-m", "tracer", "explain", str(root), "--target-config",
+                          str(tmp_path / "target"), "--draft-config", str(tmp_path / "draft")],
+                         capture_output=True, text=True, timeout=120)
+    assert "written by the config builder" in out.stdout, out.stdout + out.stderr
+    assert "FooModelConfigBuilder.build" in out.stdout and "count-mismatch" not in out.stdout
