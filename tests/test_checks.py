@@ -21,12 +21,13 @@ _BASE_FILES = {
                "sglang/srt/__init__.py": "", "sglang/srt/models/__init__.py": "",
                "sglang/srt/model_executor/__init__.py": ""},
     "vllm": {},
+    "lmdeploy": {},
 }
 
 
 def _tree(tmp_path, example: Example):
     files = dict(example.files)
-    framework = "vllm" if example.protocol.startswith("vllm") else "sglang"
+    framework = next((f for f in ("vllm", "lmdeploy") if example.protocol.startswith(f)), "sglang")
     for path, text in _BASE_FILES[framework].items():
         files.setdefault(path, text)
     for path in list(files):  # every folder a package

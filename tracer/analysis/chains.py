@@ -15,6 +15,8 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass, field
 
+from tracer.analysis.config_chain import trace_config
+from tracer.analysis.config_source import ConfigSources
 from tracer.analysis.flow import Call, Flow, FlowAnalysis, Ids, Problem, Values, Write
 from tracer.analysis.handoff import dropped_aux
 from tracer.analysis.readers import readers_of, unreached_readers
@@ -53,8 +55,10 @@ class ChainTracer:
         self.project = resolver.project
         self.protocol = protocol
         hints = dict(h.split("=", 1) for h in protocol.method_values if "=" in h)
-        carriers = {protocol.setter, *protocol.delegate_methods}
+        # a config-carried protocol's "setter" is the constructor: no call carries the ids by name
+        carriers = {*protocol.delegate_methods} | (set() if protocol.config_attribute else {protocol.setter})
         self.flow = FlowAnalysis(resolver, carriers, hints, self._path)
+        self.sources = ConfigSources(resolver, protocol, self.flow) if protocol.config_attribute else None
 
     def _path(self, module: str) -> str:
         source = self.project.by_module.get(module)
@@ -73,6 +77,8 @@ class ChainTracer:
         entry_def = self.resolver.class_def(entry)
         entry_line = entry_def.line if entry_def else 0
         trace = _Trace()
+        if self.sources is not None:
+            return trace_config(self, self.sources, entry, entry_line, trace)
         found = self.resolver.find_method(entry, proto.setter)
         classes, mro_problems = self.resolver.mro(entry)
         if found is None:

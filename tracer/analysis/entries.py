@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from tracer.index.project import Project
-from tracer.index.registry import read_registry
+from tracer.index.registry import RegistryEntry, read_registry, read_registry_updates
 from tracer.model.protocol import Protocol
 from tracer.resolve.bindings import Binding, bindings
 from tracer.resolve.resolver import ClassRef, Resolver
@@ -55,7 +55,7 @@ def entry_classes(project: Project, resolver: Resolver, protocols: Sequence[Prot
     alternatives = {} if alternatives is None else alternatives
     entries: dict[str, list[ClassRef]] = {}
     for proto in protocols:
-        if proto.entry_kind == "registry-dict":
+        if proto.entry_kind in ("registry-dict", "registry-update"):
             entries[proto.name] = _registry_classes(project, resolver, proto, alternatives)
             continue
         found: dict[str, ClassRef] = {}
@@ -71,10 +71,7 @@ def _registry_classes(project: Project, resolver: Resolver, proto: Protocol,
                       alternatives: Alternatives) -> list[ClassRef]:
     """Entry classes named by a registry dict literal; the architecture -> class map is
     also handed to the resolver for factories that build a class from its architecture."""
-    data = project.data(proto.registry_module)
-    if data is None:
-        return []
-    table = read_registry(data.decode("utf-8", errors="replace"), proto.registry_variables, proto.registry_package)
+    table = registry_table(project, proto)
     by_architecture: dict[str, ClassRef] = {}
     for item in table:
         if item.module in project.by_module:
@@ -85,3 +82,14 @@ def _registry_classes(project: Project, resolver: Resolver, proto: Protocol,
         resolver.registry_factories[factory] = (proto.registry_factory_keyword, by_architecture)
     resolver.registry_class_keywords.update(proto.registry_factory_class_keywords)
     return sorted(set(by_architecture.values()), key=lambda r: r.fullname)
+
+
+def registry_table(project: Project, proto: Protocol) -> list[RegistryEntry]:
+    """The registry's architecture -> (module, class) rows, as the pack says it is written."""
+    data = project.data(proto.registry_module)
+    if data is None:
+        return []
+    text = data.decode("utf-8", errors="replace")
+    if proto.entry_kind == "registry-update":
+        return read_registry_updates(text, proto.registry_variables)[0]
+    return read_registry(text, proto.registry_variables, proto.registry_package)

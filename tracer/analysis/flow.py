@@ -22,6 +22,7 @@ from tracer.analysis.flow_values import (
     NONE,
     Atom,
     Call,
+    Carrier,
     ClassObj,
     Const,
     Flow,
@@ -206,6 +207,13 @@ class FlowAnalysis:
                     out.append(Opaque(typed.why, rooted_at_self=True, retry=(atom, attr)))
             elif isinstance(atom, Ids):
                 out.append(atom)
+            elif isinstance(atom, Carrier):
+                if attr == atom.attr:
+                    out.append(Ids(f"{atom.how}.{attr}"))
+                elif attr in atom.nested:
+                    out.append(Carrier(atom.attr, atom.nested, f"{atom.how}.{attr}"))
+                else:
+                    out.append(Opaque(f"{atom.how}.{attr}"))
             elif isinstance(atom, ClassObj):
                 out.append(Opaque(f"an attribute of the class {atom.cls.name}"))
             elif isinstance(atom, Opaque):
@@ -234,5 +242,5 @@ class FlowAnalysis:
         return tuple(dict.fromkeys(out))
 
 
-__all__ = ["NONE", "Call", "ClassObj", "Const", "Flow", "FlowAnalysis", "Ids", "Inst", "Opaque", "Problem", "Values",
+__all__ = ["NONE", "Call", "Carrier", "ClassObj", "Const", "Flow", "FlowAnalysis", "Ids", "Inst", "Opaque", "Problem", "Values",
            "Write", "closest", "tainted"]

@@ -20,6 +20,7 @@ from tracer.analysis.flow_values import (
     Values,
     _Env,
     _union,
+    carries_config,
     closest,
     tainted,
 )
@@ -105,8 +106,14 @@ class Expressions:
     def call(self, node: ast.Call, env: _Env) -> Values:
         args = [self.expr(a.value if isinstance(a, ast.Starred) else a, env) for a in node.args]
         kwargs = {k.arg: self.expr(k.value, env) for k in node.keywords if k.arg}
-        star = any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords)
+        # `f(*args, **kwargs)`: carries the ids unless what is spread was built here from other values
+        spread = [a.value for a in node.args if isinstance(a, ast.Starred)] + [
+            k.value for k in node.keywords if k.arg is None]
+        star = any(_may_hold_ids(self.expr(v, env)) for v in spread)
         carries = any(tainted(v) for v in args) or any(tainted(v) for v in kwargs.values()) or star
+        # a config carrying the ids: calls receiving it are followed (to the reads of its
+        # attribute), but its other attributes are not the ids
+        config = any(carries_config(v) for v in args) or any(carries_config(v) for v in kwargs.values())
         func = node.func
         if isinstance(func, ast.Name) and func.id in env and any(isinstance(a, Method) for a in env[func.id]):
             return self.bound_call(node, env[func.id], args, kwargs, carries)
@@ -123,6 +130,8 @@ class Expressions:
                 return (Ids(f"{func.id}(...) of the ids"),) if carries else (Opaque(f"{func.id}(...)"),)
             found = self.resolver.resolve_class(self.owner.module, func.id)
             if isinstance(found, ClassRef):
+                if config and not self.value_mode:
+                    self.construct(node, found, args, kwargs)
                 return (Inst(found, f"{func.id}(...)"),)
             return (Opaque(f"{func.id}(...)"),)
         if isinstance(func, ast.Attribute):
@@ -130,13 +139,24 @@ class Expressions:
             source = ast.unparse(func)
             if isinstance(func.value, ast.Call) and isinstance(func.value.func, ast.Name) and func.value.func.id == "super":
                 return self.method_call(node, source, ((Inst(self.concrete, "super()"),)), method, args, kwargs,
-                                        carries, after=self.owner)
+                                        carries, after=self.owner, config=config)
             receivers = self.expr(func.value, env)
-            return self.method_call(node, source, receivers, method, args, kwargs, carries)
+            return self.method_call(node, source, receivers, method, args, kwargs, carries, config=config)
         callee = self.expr(func, env)
         if any(isinstance(a, Method) for a in callee):
             return self.bound_call(node, callee, args, kwargs, carries)
         return (Ids("computed from the ids"),) if carries else (Opaque("a call"),)
+
+    def construct(self, node: ast.Call, cls: ClassRef, args: list[Values], kwargs: dict[str, Values]) -> None:
+        """``Cls(config, ...)`` with the config that carries the ids: its ``__init__`` is followed."""
+        found = self.resolver.find_method(cls, "__init__")
+        if found is None:
+            return
+        owner, _ = found
+        how = "constructed here with the config" + ("" if owner == cls else f"; __init__ inherited from {owner.name}")
+        call = Call(self.line(node), node.col_offset, ast.unparse(node.func), "__init__", owner, cls, how, True)
+        self.flow.calls.append(call)
+        call.flow = self.a.run(owner, cls, "__init__", args, kwargs)
 
     def bound_call(self, node: ast.Call, callee: Values, args: list[Values], kwargs: dict[str, Values],
                    carries: bool) -> Values:
@@ -174,9 +194,11 @@ class Expressions:
         return tuple(dict.fromkeys(out))
 
     def method_call(self, node: ast.Call, source: str, receivers: Values, method: str, args: list[Values],
-                    kwargs: dict[str, Values], carries: bool, after: ClassRef | None = None) -> Values:
+                    kwargs: dict[str, Values], carries: bool, after: ClassRef | None = None,
+                    config: bool = False) -> Values:
         result: list[Atom] = []
-        follows = carries or method in self.a.carriers
+        checked = carries or method in self.a.carriers  # a missing method here breaks the chain
+        follows = checked or config
         for atom in self.a.typed(receivers):
             if isinstance(atom, Inst):
                 found = self.resolver.find_method(atom.cls, method, after=after)
@@ -186,7 +208,7 @@ class Expressions:
                         result.extend(Opaque(f"{source}(...)") for _ in typed[:1])
                         continue
                     _, incomplete = self.resolver.mro(atom.cls)
-                    if follows and not self.value_mode:
+                    if checked and not self.value_mode:
                         names = self.resolver.method_names_in_mro(atom.cls)
                         if incomplete:
                             self.flow.problems.append(Problem(
@@ -223,7 +245,7 @@ class Expressions:
             elif isinstance(atom, ClassObj):
                 result.append(Opaque(f"{atom.cls.name}.{method}(...)"))
             else:
-                if follows and (atom.rooted_at_self if isinstance(atom, Opaque) else False) and not self.value_mode:
+                if checked and (atom.rooted_at_self if isinstance(atom, Opaque) else False) and not self.value_mode:
                     self.flow.problems.append(Problem(
                         "opaque-receiver", self.line(node), node.col_offset, source,
                         atom.why if isinstance(atom, Opaque) else "not an object", _receiver(source), method))
@@ -231,6 +253,11 @@ class Expressions:
         return tuple(dict.fromkeys(result)) or (Opaque(f"{source}(...)"),)
 
 
+
+
+def _may_hold_ids(values: Values) -> bool:
+    return tainted(values) or any(isinstance(a, Opaque) and a.why.startswith(("parameter ", "the name "))
+                                  for a in values)
 
 
 def _receiver(source: str) -> str:

@@ -31,6 +31,16 @@ class Ids:
 
 
 @dataclass(frozen=True)
+class Carrier:
+    """A config object that carries the ids as one of its attributes (``config.<attr>``);
+    the pack's text-config keys (``config.text_config``) carry them too."""
+
+    attr: str
+    nested: tuple[str, ...] = ()
+    how: str = "the config"
+
+
+@dataclass(frozen=True)
 class Const:
     value: object
 
@@ -55,13 +65,17 @@ class Method:
     col: int = 0
 
 
-Atom = Inst | ClassObj | Ids | Const | Opaque | Method
+Atom = Inst | ClassObj | Ids | Carrier | Const | Opaque | Method
 Values = tuple[Atom, ...]
 NONE: Values = (Const(None),)
 
 
 def tainted(values: Iterable[Atom]) -> bool:
     return any(isinstance(v, Ids) for v in values)
+
+
+def carries_config(values: Iterable[Atom]) -> bool:
+    return any(isinstance(v, Carrier) for v in values)
 
 
 def _union(*groups: Values) -> Values:

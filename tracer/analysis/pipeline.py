@@ -56,7 +56,10 @@ def chosen_protocols(layout: Layout, packs: Sequence[Protocol]) -> list[Protocol
 
 
 def runner_candidates(project: Project, proto: Protocol) -> list[str]:
-    """Modules outside the entry modules that call the protocol's setter."""
+    """Modules outside the entry modules that call the protocol's setter (none where the ids
+    travel on the config: the builders are the runner's part, read by the chain)."""
+    if proto.config_attribute:
+        return []
     return sorted(m for m in project.by_module
                   if proto.in_scope(m) and project.mentions(m, proto.setter) and not proto.is_entry_module(m))
 

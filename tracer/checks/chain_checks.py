@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from tracer.checks import Check, example
+from tracer.checks.config_trees import BAR_WRITE, PROTOCOL, config_tree, marked
 from tracer.checks.trees import DECODER, SETTER, mark, model, model_file, runner
 
 _WRAPPER = '''
@@ -32,11 +33,18 @@ MISSING_SETTER = Check(
     fix="Add the setter (usually by delegating to the inner model) if the model should support the protocol.",
     messages={"": "{entry_name} has no {setter} (not in its class or any base): {protocol} is unsupported",
               "undeclared": "{entry_name} defines {setter} but does not declare {bases}: the runner refuses it, "
-                            "so {protocol} is unsupported"},
+                            "so {protocol} is unsupported",
+              "config": "no config builder writes the layer ids for {architectures}: {protocol} is unsupported "
+                        "for {entry_name}"},
     hints={"": "Implement {setter} on {entry_name}, delegating to the inner language model.",
+           "config": "Write the ids in the config builder picked for {architectures}, and read them in the "
+                     "decoder's __init__.",
            "undeclared": "Declare {bases} among the bases of {entry_name}."},
     fires=(example(model_file("foo", model()), model_file("bar", mark(model("Bar", setter=""),
-                                                                    "class BarForCausalLM", "missing-setter"))),),
+                                                                    "class BarForCausalLM", "missing-setter"))),
+           # ids on the config: no builder writes them for Bar's architectures
+           example(*marked(config_tree(bar_write="pass"), "lmdeploy/pytorch/models/bar.py", "class BarForCausalLM",
+                           "missing-setter"), protocol=PROTOCOL)),
     quiet=(example(model_file("foo", model())),),
 )
 
@@ -85,16 +93,23 @@ DEAD_WRITE = Check(
         "no-reader": "{target} is written, but no forward that runs for {state_owner} reads "
                      "self.{attr}{cut}: nothing is captured for {entry_name}",
         "near-miss": "{target} is written, but the decoder loop reads {attribute}: nothing is captured",
+        "config-unread": "{builder} writes {target} for configs naming {accepts}, but no __init__ reached from "
+                         "{entry_name} reads {config_attr}: nothing is captured for {entry_name}",
     },
     hints={"no-reader": "Write {attribute} on the object whose forward loop reads it.",
+           "config-unread": "Read {config_attr} from the config in the decoder's __init__ and capture those layers "
+                            "in its forward (or map these configs to a class that does).",
            "near-miss": "Write {attribute} (check the spelling)."},
     fires=(
         example(model_file("foo", mark(model(decoder=_NO_READER), "layers_to_capture = [2,", "dead-write"))),
         example(model_file("foo", model(setter=SETTER.replace(
             "self.model.layers_to_capture = [val + 1 for val in layer_ids]",
             "self.model.layers_to_captur = [val + 1 for val in layer_ids]  # expect: dead-write")))),
+        # the builder picked for model type kimi_k2 writes the ids; the class its checkpoints name never reads them
+        example(*marked(config_tree(bar_read="self.norm = nn.Identity()"), "lmdeploy/pytorch/configurations/builder.py",
+                        BAR_WRITE, "dead-write"), protocol=PROTOCOL),
     ),
-    quiet=(example(model_file("foo", model())),),
+    quiet=(example(model_file("foo", model())), example(*config_tree(), protocol=PROTOCOL)),
 )
 
 IDS_DROPPED = Check(
@@ -367,17 +382,26 @@ AUX_DROPPED = Check(
     summary="the top forward unpacks the captured states and never hands them on",
     what="Reports the forward that runs for the entry class when, under the protocol's output flag "
          "(`if self.capture_aux_hidden_states:`), it binds a name (the captured states) that nothing in the "
-         "forward uses again: not returned, not passed to the logits processor, not stored.",
+         "forward uses again: not returned, not passed to the logits processor, not stored; and, where the "
+         "pack names an output key and the methods that copy outputs (a CUDA-graph replay's output copy), "
+         "such a method that runs for the entry and never names the key, itself or through the sub-module "
+         "it delegates to.",
     why="The setter and the decoder loop work and the layers are captured on every step, but the draft never "
         "receives them: acceptance collapses with no error.",
     example="if self.capture_aux_hidden_states:\n    hidden_states, aux_hidden_states = hidden_states\n"
             "return self.logits_processor(input_ids, hidden_states, self.lm_head, forward_batch)  # aux lost",
     fix="Pass the captured states on, e.g. `self.logits_processor(..., aux_hidden_states)`.",
     messages={"": "{forward} unpacks the captured states into {name} when self.{flag} is set ({where}) and never "
-                  "uses {name}: the draft gets no aux hidden states"},
-    hints={"": "hand {name} on in {forward} (to the logits processor or in its return value)"},
-    fires=(example(model_file("foo", model().replace(_HANDED_ON, _DROPPED))),),
-    quiet=(example(model_file("foo", model())),),
+                  "uses {name}: the draft gets no aux hidden states",
+              "output-copy": "{forward} copies the model's outputs on the replay path ({path}) without {key!r}: "
+                             "the captured states are lost whenever that path runs (a CUDA-graph replay)"},
+    hints={"": "hand {name} on in {forward} (to the logits processor or in its return value)",
+           "output-copy": "copy {key!r} from the output buffers in {forward}, or delegate to a module whose copy does"},
+    fires=(example(model_file("foo", model().replace(_HANDED_ON, _DROPPED))),
+           # the CUDA-graph output copy Foo inherits keeps only hidden_states
+           example(*marked(config_tree(foo_copy=""), "lmdeploy/pytorch/models/utils.py", "def get_outputs_cudagraph",
+                           "aux-dropped"), protocol=PROTOCOL)),
+    quiet=(example(model_file("foo", model())), example(*config_tree(), protocol=PROTOCOL)),
 )
 
 _TWO_PATHS = '''

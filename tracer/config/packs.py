@@ -72,11 +72,18 @@ KEYS: dict[str, tuple[str, type, bool]] = {
     "config.draft_architectures": ("draft_architectures", list, False),
     "config.target_text_config_keys": ("target_text_config_keys", list, False),
     "config.default_aux_count": ("default_aux_count", int, False),
+    "source.config_attribute": ("config_attribute", str, False),
+    "source.builder_bases": ("builder_bases", list, False),
+    "source.builder_condition": ("builder_condition", str, False),
+    "source.builder_methods": ("builder_methods", list, False),
+    "source.model_types": ("model_types", list, False),
+    "output.key": ("output_key", str, False),
+    "output.methods": ("output_methods", list, False),
     "effective.pp_indices_function": ("pp_indices_function", str, False),
     "effective.pp_group_expressions": ("pp_group_expressions", list, False),
     "effective.assume_false": ("assume_false", list, False),
 }
-ENTRY_KINDS = ("module-variable", "registry-dict")
+ENTRY_KINDS = ("module-variable", "registry-dict", "registry-update")
 _TABLES = {key.split(".")[0] for key in KEYS if "." in key}
 _TYPE_WORDS = {str: "a string", int: "an integer", list: "a list of strings"}
 
@@ -121,8 +128,8 @@ def parse_protocol(text: str, source: str) -> Protocol:
         values[name] = tuple(value) if kind is list else value
     if values.get("entry_kind", "module-variable") not in ENTRY_KINDS:
         raise ProtocolError(f"{source}: 'entry.kind' must be one of {', '.join(ENTRY_KINDS)}")
-    if values.get("entry_kind") == "registry-dict" and not values.get("registry_module"):
-        raise ProtocolError(f"{source}: 'entry.kind' registry-dict needs 'entry.registry_module'")
+    if values.get("entry_kind") in ("registry-dict", "registry-update") and not values.get("registry_module"):
+        raise ProtocolError(f"{source}: 'entry.kind' {values['entry_kind']} needs 'entry.registry_module'")
     assert set(values) <= {f.name for f in fields(Protocol)}
     return Protocol(**values)
 

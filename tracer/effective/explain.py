@@ -300,6 +300,16 @@ def explain_model(
         unknowns.append({"expr": model.entry, "file": model.file, "line": model.line,
                          "why": f"the chain has no setter hop (verdict {model.verdict})"})
         return result
+    if proto.config_attribute:
+        # The ids are written by a config builder, not passed by a runner call: the builder's
+        # body is not evaluated yet, so say where the ids come from instead of guessing.
+        for hop in (h for h in chain if h.kind == "setter"):
+            unknowns.append({"expr": hop.qualname, "file": hop.file, "line": hop.line,
+                             "why": f"the config builder writes {proto.config_attribute} itself ({hop.resolved_by}); "
+                                    "explain does not evaluate builders yet"})
+        notes.append(f"the ids reach the model as config.{proto.config_attribute}, written by the config builder: "
+                     "no runner call passes the draft's ids")
+        return result
     for hop in unresolved:
         unknowns.append({"expr": hop.qualname, "file": hop.file, "line": hop.line, "why": hop.reason or "unresolved hop"})
 

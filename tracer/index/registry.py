@@ -1,9 +1,12 @@
-"""Model registries written as dict literals: ``{"Arch": ("module", "Class"), ...}``.
+"""Model registries written as dict literals: ``{"Arch": ("module", "Class"), ...}``,
+or filled by ``TABLE.update({"Arch": "package.module.Class", ...})`` calls whose
+values are dotted strings (f-strings over module-level string constants too).
 
 Some frameworks list their entry classes in one table instead of a variable in
 every model module. The table is read statically (``ast.literal_eval`` on each
 entry, never importing the module); ``**OTHER_TABLE`` spreads are followed
-inside the same module.
+inside the same module. A name registered twice is reported (``duplicates``):
+the later registration wins at run time.
 """
 
 from __future__ import annotations
@@ -65,3 +68,81 @@ def _entries(tables: dict[str, ast.Dict], variable: str, package: str, seen: set
             continue
         absolute = module if not package or module.startswith(package.split(".")[0] + ".") else f"{package}.{module}"
         yield RegistryEntry(arch, absolute, class_name, key.lineno)
+
+
+@dataclass(frozen=True)
+class Duplicate:
+    architecture: str
+    first: RegistryEntry
+    last: RegistryEntry  # the one that wins
+
+
+def read_registry_updates(text: str, variables: tuple[str, ...]) -> tuple[list[RegistryEntry], list[Duplicate]]:
+    """Entries of ``VAR.update({...})`` calls (and ``VAR["Arch"] = "..."``) at module level,
+    with dotted-string values; a later registration of a name replaces the earlier one."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return [], []
+    constants: dict[str, str] = {}
+    found: dict[str, RegistryEntry] = {}
+    duplicates: list[Duplicate] = []
+
+    def add(variable_entry: RegistryEntry) -> None:
+        earlier = found.get(variable_entry.architecture)
+        if earlier is not None and (earlier.module, earlier.class_name) != (variable_entry.module,
+                                                                             variable_entry.class_name):
+            duplicates.append(Duplicate(variable_entry.architecture, earlier, variable_entry))
+        found[variable_entry.architecture] = variable_entry
+
+    for node in tree.body:
+        target, value = _assignment(node)
+        if target and isinstance(value, ast.Constant) and isinstance(value.value, str):
+            constants[target] = value.value
+            continue
+        pairs: list[tuple[ast.expr, ast.expr]] = []
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
+            call = node.value
+            func = call.func
+            if (isinstance(func, ast.Attribute) and func.attr == "update" and isinstance(func.value, ast.Name)
+                    and func.value.id in variables and len(call.args) == 1 and isinstance(call.args[0], ast.Dict)):
+                pairs = [(k, v) for k, v in zip(call.args[0].keys, call.args[0].values) if k is not None]
+        elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Subscript):
+            sub = node.targets[0]
+            if isinstance(sub.value, ast.Name) and sub.value.id in variables:
+                pairs = [(sub.slice, node.value)]
+        for key, item in pairs:
+            arch, dotted = _string(key, constants), _string(item, constants)
+            if not arch or not dotted or "." not in dotted:
+                continue
+            module, _, class_name = dotted.rpartition(".")
+            add(RegistryEntry(arch, module, class_name, key.lineno))
+    return list(found.values()), duplicates
+
+
+def _string(node: ast.expr, constants: dict[str, str]) -> str:
+    """A string literal, a module-level string constant, or an f-string of both."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.Name):
+        return constants.get(node.id, "")
+    if isinstance(node, ast.JoinedStr):
+        parts = []
+        for value in node.values:
+            if isinstance(value, ast.FormattedValue):
+                if value.format_spec is not None or value.conversion != -1:
+                    return ""
+                part = _string(value.value, constants)
+                if not part:
+                    return ""
+                parts.append(part)
+            else:
+                part = _string(value, constants)
+                if not part:
+                    return ""
+                parts.append(part)
+        return "".join(parts)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        left, right = _string(node.left, constants), _string(node.right, constants)
+        return left + right if left and right else ""
+    return ""

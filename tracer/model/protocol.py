@@ -65,6 +65,15 @@ class Protocol:
     draft_architectures: tuple[str, ...] = ()  # fnmatch patterns of the draft models this protocol feeds
     target_text_config_keys: tuple[str, ...] = ()
     default_aux_count: int = 0  # aux states the runner sizes the draft for when it names no ids (0: unknown)
+    # ids carried on the model's config object (no setter): builders write config.<attr>, an __init__ reads it
+    config_attribute: str = ""
+    builder_bases: tuple[str, ...] = ()  # classes whose subclasses are config builders
+    builder_condition: str = "condition"  # the builder method that says which configs it builds
+    builder_methods: tuple[str, ...] = ("build",)  # builder methods that may write the attribute
+    model_types: tuple[str, ...] = ()  # "model_type=Architecture": what checkpoints of a model type name
+    # the output path: the key the captured states travel under, and the methods that copy outputs
+    output_key: str = ""
+    output_methods: tuple[str, ...] = ()  # e.g. the CUDA-graph replay's output copy
     # effective layers: how the model code reaches pipeline state, and what the capture loop may assume
     pp_indices_function: str = ""  # dotted name of the function giving a stage's layer range
     pp_group_expressions: tuple[str, ...] = ()
@@ -112,5 +121,8 @@ class Protocol:
     @property
     def tokens(self) -> tuple[str, ...]:
         """Names whose presence in a file means the file must be indexed."""
+        if self.config_attribute:  # the setter is the constructor: every file has one
+            names = (self.config_attribute, self.state_attribute, *self.builder_bases)
+            return tuple(t for t in names if t)
         names = (self.setter, self.state_attribute, self.output_flag, *self.delegate_methods, *self.default_methods)
         return tuple(t for t in names if t)
