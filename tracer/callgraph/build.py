@@ -30,10 +30,12 @@ MAX_FILE_BYTES = 16 * 1024 * 1024
 
 
 def _package_prefix(root: Path) -> str:
-    """``a.b`` when root is the folder of package ``a.b`` (its parents hold __init__.py)."""
+    """``a.b`` when root is the folder of package ``a.b``: it or its parent holds an __init__.py
+    (a wheel's ``sglang/srt`` has none of its own: a namespace package inside ``sglang``)."""
     parts = []
     current = root
-    while (current / "__init__.py").is_file():
+    while ((current / "__init__.py").is_file() or (current.parent / "__init__.py").is_file()) and (
+            current.name.isidentifier() and current.parent != current):
         parts.append(current.name)
         current = current.parent
     return ".".join(reversed(parts))
@@ -104,9 +106,10 @@ def _compile_all(files: list[SourceFile], store: Store, jobs: int,
     return irs, keys, counts
 
 
-def solve_tree(irs: list[ModuleIR]) -> tuple[list[str], list[tuple[str, str, str]], dict[str, Any]]:
-    """(nodes, edges as (caller, callee, kind), call statistics) of compiled modules."""
-    solver = Solver([ir for ir in irs if not ir.error])
+def solve_tree(irs: list[ModuleIR], prefix: str = "") -> tuple[list[str], list[tuple[str, str, str]], dict[str, Any]]:
+    """(nodes, edges as (caller, callee, kind), call statistics) of compiled modules; ``prefix``:
+    the package the scanned folder is, against which an absolute import is also tried."""
+    solver = Solver([ir for ir in irs if not ir.error], prefix)
     solver.solve()
     nodes = sorted({s.name for s in solver.scopes})
     edges = sorted({(solver.scopes[u].name, solver.scopes[v].name, kind) for (u, v), kind in solver.edges.items()})
@@ -131,7 +134,7 @@ def whole_call_graph(path: str | Path, cache: SummaryCache, jobs: int = 0,
     if not (isinstance(answer, tuple) and len(answer) == 3):
         if progress:
             progress(f"solving {len(irs)} modules")
-        nodes, edges, call_stats = solve_tree(irs)
+        nodes, edges, call_stats = solve_tree(irs, prefix)
         answer = (nodes, edges, call_stats)
         store.store_value(whole_key, answer)
         counts["answer_cached"] = 0

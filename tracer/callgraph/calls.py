@@ -85,7 +85,10 @@ class Calls(Heap):
         elif t == "bm":
             self.builtin_method(site, v[1], v[2])
             self.external_sites.add(site.id)
-        elif t in ("x", "k", "o", "m"):
+        elif t == "x":
+            self.external_sites.add(site.id)
+            # what code outside the tree returns is not followed: tensors and configs are most values
+        elif t in ("k", "o", "m"):
             self.external_sites.add(site.id)
 
     def method_caller(self, site: Site, recv: Value) -> Any:

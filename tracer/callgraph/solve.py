@@ -33,7 +33,8 @@ MAX_ROUNDS = 40
 
 
 class Solver(Calls):
-    def __init__(self, modules: list[ModuleIR]):
+    def __init__(self, modules: list[ModuleIR], prefix: str = ""):
+        self.prefix = prefix
         self.pts: dict[int, set[Value]] = {}
         self.succ: dict[int, set[int]] = {}
         self.watch: dict[int, list[Callable[[Iterable[Value]], object]]] = {}
@@ -164,10 +165,18 @@ class Solver(Calls):
                     return found
         return -1
 
-    def module_value(self, name: str) -> Value:
+    def in_tree(self, name: str) -> str:
+        """The tree's module an absolute name means: itself, or (a script's import, with its folder
+        on sys.path) the same name inside the scanned package; "" when it is outside."""
         if name in self.modules or name in self.packages:
-            return self.V("m", name)
-        return self.V("x", name)
+            return name
+        if self.prefix and (f"{self.prefix}.{name}" in self.modules or f"{self.prefix}.{name}" in self.packages):
+            return f"{self.prefix}.{name}"
+        return ""
+
+    def module_value(self, name: str) -> Value:
+        found = self.in_tree(name)
+        return self.V("m", found) if found else self.V("x", name)
 
     # -- instructions -------------------------------------------------------------------------------
     def solve(self) -> None:
@@ -230,7 +239,7 @@ class Solver(Calls):
         elif op == "import":
             self.add(g(ins[1]), (self.module_value(ins[2]),))
         elif op == "from":
-            dst, module, name = g(ins[1]), ins[2], ins[3]
+            dst, module, name = g(ins[1]), self.in_tree(ins[2]) or ins[2], ins[3]
             if f"{module}.{name}" in self.modules or f"{module}.{name}" in self.packages:
                 self.add(dst, (self.V("m", f"{module}.{name}"),))
             elif module in self.modules:
@@ -347,9 +356,8 @@ class Solver(Calls):
                 dst, self.bound_values(vals, recv, cid, recv[0] == "i", getter))), after=v[1])
         elif t == "m":
             self.module_attr(v[1], name, dst)
-        elif t == "x":
-            if v[1].count(".") < 8:
-                self.add(dst, (self.V("x", f"{v[1]}.{name}"),))
+        elif t == "x" and v[1].count(".") < 4:  # names of modules outside the tree (torch.nn.functional.relu)
+            self.add(dst, (self.V("x", f"{v[1]}.{name}"),))
         elif t == "o" and name in CONTAINER_METHODS:
             self.add(dst, (self.V("bm", name, v),))
         elif t == "p" and name in ("setter", "getter", "deleter"):

@@ -17,12 +17,26 @@ from tracer import __version__
 from tracer.callgraph.ir import ClassIR, ModuleIR, Param, ScopeIR
 
 SCHEMA = "cg1"  # bump when the IR or the answer changes shape
+
+
+def _code_fingerprint() -> str:
+    """The call graph's own code is part of every key: a changed compiler never reads old entries."""
+    digest = hashlib.sha256()
+    for path in sorted(Path(__file__).parent.glob("*.py")):
+        try:
+            digest.update(path.read_bytes())
+        except OSError:
+            digest.update(path.name.encode())
+    return digest.hexdigest()[:16]
+
+
+CODE = _code_fingerprint()
 MAX_ENTRY_BYTES = 256 * 1024 * 1024
 
 
 def file_key(data: bytes, module: str, path: str, is_package: bool) -> str:
     digest = hashlib.sha256()
-    for part in (__version__, SCHEMA, module, path, str(is_package)):
+    for part in (__version__, SCHEMA, CODE, module, path, str(is_package)):
         digest.update(part.encode())
         digest.update(b"\0")
     digest.update(data)
@@ -30,7 +44,7 @@ def file_key(data: bytes, module: str, path: str, is_package: bool) -> str:
 
 
 def tree_key(keys: list[str]) -> str:
-    digest = hashlib.sha256(f"{__version__}\0{SCHEMA}\0tree".encode())
+    digest = hashlib.sha256(f"{__version__}\0{SCHEMA}\0{CODE}\0tree".encode())
     for key in keys:
         digest.update(key.encode())
     return digest.hexdigest()
