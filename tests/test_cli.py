@@ -16,21 +16,31 @@ def tracer(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "tracer", *args], capture_output=True, text=True, cwd=cwd)
 
 
-def test_clean_tree_exits_zero_and_prints_chains(tmp_path):
+def test_clean_tree_exits_zero_and_prints_chains_only_when_asked(tmp_path):
     result = tracer("scan", str(EXAMPLES / "ok"), "--cache-dir", str(tmp_path))
     assert result.returncode == 0, result.stderr
-    assert "ok      sglang.srt.models.kimi_k25.KimiK25ForConditionalGeneration" in result.stdout
-    assert "delegate   DeepseekV2ForCausalLM.set_eagle3_layers_to_capture" in result.stdout
-    assert result.stdout.rstrip().splitlines()[-1].startswith("sglang-eagle3:")
+    # a clean tree: no ok chain is printed, only the summary, counting target models
+    assert "KimiK25ForConditionalGeneration" not in result.stdout
+    lines = result.stdout.rstrip().splitlines()
+    assert lines[0].startswith("Scanned sglang ") and "sglang-eagle3: 12 target models (12 ok)" in lines[1]
+    assert lines[-1].startswith("No findings.")
+    for flag in ("--show-chains", "-v"):
+        verbose = tracer("scan", str(EXAMPLES / "ok"), "--cache-dir", str(tmp_path), flag).stdout
+        assert "ok      sglang.srt.models.kimi_k25.KimiK25ForConditionalGeneration" in verbose
+        assert "delegate   DeepseekV2ForCausalLM.set_eagle3_layers_to_capture" in verbose
 
 
 def test_broken_tree_exits_one_with_path_line_col_slug(tmp_path):
-    result = tracer("scan", str(EXAMPLES / "broken-delegation"), "--cache-dir", str(tmp_path), "--no-chains")
+    result = tracer("scan", str(EXAMPLES / "broken-delegation"), "--cache-dir", str(tmp_path))
     assert result.returncode == 1
     first = result.stdout.splitlines()[0]
     path, line, col, rest = first.split(":", 3)
     assert path.endswith(".py") and line.isdigit() and col.isdigit()
     assert rest.strip().startswith("broken-delegation [error]")
+    # then the models needing attention, with why, then the summary
+    assert "  broken  " in result.stdout and "why: " in result.stdout
+    assert "why: broken-delegation at sglang/srt/models/internvl.py:39 (above)" in result.stdout
+    assert result.stdout.rstrip().splitlines()[-1].startswith("Found 3 errors.")
 
 
 def test_fail_on_never_and_warning(tmp_path):
@@ -70,6 +80,7 @@ def test_github_and_sarif_formats(tmp_path):
     github = tracer("scan", str(EXAMPLES / "dead-write"), "--format", "github", "--cache-dir", str(tmp_path))
     assert github.stdout.startswith("::error file=sglang/srt/models/")
     assert "title=tracer dead-write" in github.stdout
+    assert github.stdout.splitlines()[-1].startswith("::notice title=tracer summary::")
     sarif = json.loads(tracer("scan", str(EXAMPLES / "dead-write"), "--format", "sarif",
                               "--cache-dir", str(tmp_path)).stdout)
     assert sarif["version"] == "2.1.0"

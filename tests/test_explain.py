@@ -671,6 +671,8 @@ def test_end_to_end_with_the_scan_engine(tmp_path):
     # (or are not computed when the scan reports no runner call sites).
     assert result["graph_layers"] in ([1, 29, 57], None) and not result["graph_layers_differ"]
     assert slugs(result) == ["offset-mismatch"]
+    # at the write the evaluation took (3473, ids kept as given), not the not-taken fallback at 3465
+    assert [(f["file"], f["line"]) for f in result["findings"]] == [("sglang/srt/models/deepseek_v2.py", 3473)]
 
 
 @pytest.mark.real

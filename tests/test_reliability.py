@@ -217,7 +217,7 @@ def test_deep_nesting_never_reaches_libcst_crash(shape):
         f"src = 'x = ' + {expr!r} + '\\n'\n"
         "s = SourceFile('m', 'm.py', '/nonexistent', False)\nt = time.perf_counter()\n"
         "full = index_file(s, 'full', src.encode())\noutline = index_file(s, 'outline', src.encode())\n"
-        "from tracer.index.summarize import summarize_function\nfrom tracer.index.source import InputError\n"
+        "from tracer.index.methods import summarize_function\nfrom tracer.index.source import InputError\n"
         "try:\n    summarize_function('def f(self):\\n    ' + src, 1, 2, 'm', 'C')\n    fn = 'ok'\n"
         "except InputError as e:\n    fn = e.reason\n"
         "import json\nprint(json.dumps([full.error, outline.error, fn, time.perf_counter() - t]))\n"
@@ -226,7 +226,10 @@ def test_deep_nesting_never_reaches_libcst_crash(shape):
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
     assert result.returncode == 0, (shape, result.returncode, result.stderr[-1500:])
     full_error, outline_error, function_error, seconds = json.loads(result.stdout)
-    assert full_error and function_error != "ok", result.stdout
+    # the libcst path (whole modules) refuses it; a method body goes through the stdlib
+    # parser, which either parses it (a flat `a or a ...`) or refuses it: never a crash
+    assert full_error and (function_error == "ok" or "nest" in function_error or "syntax" in function_error), \
+        result.stdout
     assert seconds < 20, result.stdout
 
 

@@ -502,12 +502,56 @@ def real_release(request, version: str) -> Path:
     pytest.skip(f"SGLang {version} is not downloaded (set TRACER_SGLANG_CACHE)")
 
 
+def check_links_in_browser(out: Path, root: Path, work: Path, shots: Path) -> None:
+    """Issue 17: problems first, a legend, every file:line a link to an offline view of that
+    line (the page exists, the anchor is there and holds the scanned line)."""
+    shots.mkdir(parents=True, exist_ok=True)
+    index = (out / "index.html").resolve()
+    dom, requested = chromium(index.as_uri(), work)
+    assert requested == []
+    assert "What the badges mean" in dom and 'class="badge v-broken">broken</span> a hop of the chain breaks' in dom
+    first_row = re.search(r'<tr data-entry="[^"]*" data-verdicts="([^"]*)"', dom).group(1)
+    assert "broken" in first_row or "unknown" in first_row, first_row  # problems first
+    links = re.findall(r'<a class="src" href="(source/[^"#]+)#L(\d+)"', dom)
+    assert links, "no finding or call site links to its source line"
+    model_pages = sorted((out / "models").glob("*.html"))
+    for page in model_pages[:40]:
+        links += [(href.removeprefix("../"), line)
+                  for href, line in re.findall(r'<a class="src" href="([^"#]+)#L(\d+)"', page.read_text())]
+    for href, line in set(links):
+        target = out / href
+        assert target.is_file(), href
+        text = target.read_text()
+        anchor = re.search(rf'<span id="L{line}"><a class="ln" href="#L{line}">{line}</a>(.*?)</span>', text)
+        assert anchor, (href, line)
+        file = html.unescape(re.search(r"<small>(.*?)</small>", text).group(1))
+        expected = (root / file).read_text(errors="replace").splitlines()[int(line) - 1]
+        assert html.unescape(anchor.group(1)) == expected, (href, line)
+    href, line = links[0]
+    source_dom, requested = chromium((out / href).resolve().as_uri() + f"#L{line}", work)
+    assert requested == [] and f'id="L{line}"' in source_dom
+    chromium((out / href).resolve().as_uri(), work, shots / "source.png", size="1400,900")
+    broken = next(p for p in model_pages if 'v-broken-box' in p.read_text())
+    chromium(broken.resolve().as_uri(), work, shots / "model-with-links.png", size="1400,1600")
+    assert not any(str(root.resolve()) in p.read_text() for p in [index, *model_pages])  # no absolute path
+
+
+@needs_chromium
+def test_report_links_every_location_to_its_source_line(tmp_path):
+    from tracer.api import scan_to_json
+
+    tree = Path(__file__).resolve().parent.parent / "examples" / "broken-delegation"
+    scan = scan_to_json(str(tree), cache_dir=str(tmp_path / "cache"))
+    summary = build_report(scan, tmp_path / "out", tree)
+    assert summary["sources"] > 0
+    check_links_in_browser(tmp_path / "out", tree, tmp_path,
+                           Path(os.environ.get("TRACER_SCREENSHOTS", tmp_path)) / "links")
+
+
 @pytest.mark.real
 @needs_chromium
 def test_real_release_report_in_headless_chromium(request, tmp_path):
-    engine = pytest.importorskip("tracer.analysis.pipeline", reason="the scan engine is not there yet")
-    if not hasattr(engine, "scan_to_json"):
-        pytest.skip("tracer.analysis.scan_to_json is not there yet")
+    engine = pytest.importorskip("tracer.api")
     root = real_release(request, "0.5.23")
     try:  # the suite's session-wide scan, shared with the other real tests
         scan = request.getfixturevalue("scanned_release")("0.5.23")
@@ -520,4 +564,6 @@ def test_real_release_report_in_headless_chromium(request, tmp_path):
     assert summary["graphviz"] and summary["pictures"] > 0
     assert seconds < 20, f"report took {seconds:.1f} s (goal 10 s on 2 cores)"
     assert any(m["verdict"] == "broken" and m["chain"] for m in scan["models"]), "0.5.23 should have a broken chain"
-    check_in_browser(scan, tmp_path / "out", tmp_path, Path(os.environ.get("TRACER_SCREENSHOTS", tmp_path)) / "sglang-0.5.23")
+    shots = Path(os.environ.get("TRACER_SCREENSHOTS", tmp_path)) / "sglang-0.5.23"
+    check_in_browser(scan, tmp_path / "out", tmp_path, shots)
+    check_links_in_browser(tmp_path / "out", root, tmp_path, shots)

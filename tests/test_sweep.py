@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import re
+import signal
 import tarfile
 import textwrap
 import zipfile
@@ -205,3 +207,154 @@ def test_sweep_two_real_releases(tmp_path):
                and m["entry"].endswith("minimax_m3_vl.MiniMaxM3SparseForConditionalGeneration"))
     assert row["verdicts"] == {"0.5.22": "missing", "0.5.23": "ok"}
     assert row["changes"][0]["findings_disappeared"][0]["slug"] == "missing-setter"
+
+
+# -- a stranger's releases (issue 16) ------------------------------------------------------------
+
+SETUP_MARK = "import pathlib\npathlib.Path({marker!r}).write_text('setup.py ran')\n"
+
+
+def _sdist(path: Path, version: str, marker: Path) -> bytes:
+    with tarfile.open(path, "w:gz") as tf:
+        files = dict(_release_files(version, broken=False))
+        files["setup.py"] = SETUP_MARK.format(marker=str(marker))
+        files["pyproject.toml"] = "[build-system]\nrequires = []\nbuild-backend = 'setuptools.build_meta'\n"
+        for name, text in files.items():
+            data = text.encode()
+            info = tarfile.TarInfo(f"sglang-{version}/{name}")
+            info.size = len(data)
+            tf.addfile(info, io.BytesIO(data))
+    return path.read_bytes()
+
+
+def test_sdist_only_release_is_fetched_as_data_never_built(tmp_path, monkeypatch):
+    """No wheel fits: the sdist is fetched as a file and unpacked as data; its setup.py
+    (which writes a marker) never runs, and the release is scanned."""
+    import functools
+    import hashlib
+    import http.server
+    import subprocess
+    import sys
+    import threading
+
+    from tracer.sweep import fetch as fetch_mod
+
+    marker = tmp_path / "MARKER"
+    served = tmp_path / "served"
+    served.mkdir()
+    data = _sdist(served / "sglang-0.0.9.tar.gz", "0.0.9", marker)
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(served))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    base = f"http://127.0.0.1:{server.server_address[1]}"
+    (served / "sglang" / "0.0.9").mkdir(parents=True)
+    (served / "sglang" / "0.0.9" / "json").write_text(json.dumps({"urls": [
+        {"packagetype": "bdist_wheel", "filename": "sglang-0.0.9-cp399-none-any.whl", "url": base + "/nope"},
+        {"packagetype": "sdist", "filename": "sglang-0.0.9.tar.gz", "url": base + "/sglang-0.0.9.tar.gz",
+         "digests": {"sha256": hashlib.sha256(data).hexdigest()}}]}))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    real_run = subprocess.run
+    calls = []
+
+    def no_wheel(cmd, *args, **kwargs):  # pip finds no wheel for this platform
+        calls.append(cmd)
+        assert "--only-binary=:all:" in cmd and "--no-binary=:all:" not in cmd, cmd
+        return real_run([sys.executable, "-c", "import sys; sys.exit('ERROR: No matching distribution')"],
+                        *args, **kwargs)
+
+    monkeypatch.setattr(fetch_mod.subprocess, "run", no_wheel)
+    monkeypatch.setattr(fetch_mod, "fetch_sdist", functools.partial(fetch_mod.fetch_sdist, index=base))
+    monkeypatch.setattr(sweep_mod, "available_versions", lambda package, cache: (["0.0.9"], "test"))
+    try:
+        sweep = sweep_mod.run_sweep("sglang==0.0.9", tmp_path / "dl", tmp_path / "sc", jobs=1)
+    finally:
+        server.shutdown()
+    assert len(calls) == 1
+    assert not marker.exists(), "the sdist's setup.py ran"
+    release = sweep.releases[0]
+    assert release.scan is not None, release.reason
+    assert release.sha256 == hashlib.sha256(data).hexdigest()
+    history = build_history(sweep)
+    assert history["per_release"]["0.0.9"]["sha256"] == release.sha256
+
+
+def _encrypted_wheel(path: Path) -> None:
+    """Every member flagged "encrypted" (reading one raises RuntimeError, not BadZipFile)."""
+    with zipfile.ZipFile(path, "w") as zf:
+        for name, text in _release_files("0.0.7", broken=False).items():
+            zf.writestr(name, text)
+    data = bytearray(path.read_bytes())
+    for signature, offset in ((b"PK\x03\x04", 6), (b"PK\x01\x02", 8)):
+        start = data.find(signature)
+        while start >= 0:
+            data[start + offset] |= 0x1
+            start = data.find(signature, start + 4)
+    path.write_bytes(bytes(data))
+
+
+def _crash_on(version: str):
+    real = sweep_mod._scan_job
+
+    def job(args):
+        if args[0] == version:
+            os.kill(os.getpid(), signal.SIGKILL)  # a release that kills its worker (native crash, OOM)
+        return real(args)
+    return job
+
+
+def test_every_failure_is_one_release_and_the_others_stand(offline_releases, tmp_path, monkeypatch):
+    """An encrypted member, a download that raises, a release that kills its worker: each
+    is listed as failed with its reason; the rest of the sweep is scanned."""
+    wheels = offline_releases / "wheels"
+    _encrypted_wheel(wheels / "sglang-0.0.7-py3-none-any.whl")
+    real_download = sweep_mod.download
+
+    def download(package, version, folder):
+        if version == "0.0.5":
+            raise KeyError("filename")  # an index answer of an unexpected shape
+        return real_download(package, version, folder)
+
+    monkeypatch.setattr(sweep_mod, "download", download)
+    monkeypatch.setattr(sweep_mod, "_scan_job", _crash_on("0.0.2"))
+    sweep = sweep_mod.run_sweep("sglang==0.0.1..0.0.7", offline_releases, tmp_path / "sc", jobs=2)
+    failed = {r.version: (r.failed_stage, r.reason) for r in sweep.releases if r.failed_stage}
+    assert failed["0.0.7"][0] == "unpack" and "encrypted" in failed["0.0.7"][1]
+    assert failed["0.0.5"][0] == "download" and "KeyError" in failed["0.0.5"][1]
+    assert failed["0.0.2"][0] == "scan" and "died" in failed["0.0.2"][1]
+    assert failed["0.0.4"][0] == "unpack"
+    assert sorted(r.version for r in sweep.releases if r.scan) == ["0.0.1", "0.0.3", "0.0.6"]
+    assert all(r.scan or r.failed_stage for r in sweep.releases)
+
+
+def test_unpacked_folder_is_reused_only_with_its_own_marker(tmp_path):
+    wheel = _write_wheel(tmp_path / "wheels", "0.0.1", broken=False)
+    tree = Path(unpack("sglang", "0.0.1", str(wheel), tmp_path))
+    toy = tree / "sglang" / "srt" / "models" / "toy.py"
+    good = toy.read_text()
+    assert Path(unpack("sglang", "0.0.1", str(wheel), tmp_path)) == tree  # reused
+    # a marker anyone could write (the old plain-text one, or another key's) is not trusted
+    toy.write_text("tampered = True\n")
+    (tree / ".tracer-unpacked").write_text("12 files from sglang-0.0.1-py3-none-any.whl\n")
+    unpack("sglang", "0.0.1", str(wheel), tmp_path)
+    assert toy.read_text() == good
+    # another archive under the same name: unpacked again
+    _write_wheel(tmp_path / "wheels", "0.0.1", broken=True)
+    unpack("sglang", "0.0.1", str(wheel), tmp_path)
+    assert "layers_to_captur =" in toy.read_text()
+    # a folder holding the package but no marker at all is not reused either
+    (tree / ".tracer-unpacked").unlink()
+    toy.write_text("tampered = True\n")
+    unpack("sglang", "0.0.1", str(wheel), tmp_path)
+    assert toy.read_text() != "tampered = True\n"
+
+
+def test_zip_members_that_leave_or_are_links_are_skipped(tmp_path):
+    path = tmp_path / "wheels" / "sglang-0.0.1-py3-none-any.whl"
+    _write_wheel(tmp_path / "wheels", "0.0.1", broken=False)
+    with zipfile.ZipFile(path, "a") as zf:
+        zf.writestr("sglang/../../escape.py", "x = 1\n")
+        link = zipfile.ZipInfo("sglang/srt/link.py")
+        link.external_attr = (0o120777 << 16)
+        zf.writestr(link, "/etc/passwd")
+    tree = Path(unpack("sglang", "0.0.1", str(path), tmp_path / "cache"))
+    assert not (tmp_path / "escape.py").exists() and not (tmp_path / "cache" / "escape.py").exists()
+    assert not (tree / "sglang" / "srt" / "link.py").exists()

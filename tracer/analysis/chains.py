@@ -117,8 +117,11 @@ class ChainTracer:
         lines = [start for name, start, _ in definition.method_spans if name == self.protocol.setter]
         if len(lines) > 1:
             first, last = lines[0], lines[-1]
+            rows = (self.resolver.project.text(owner.module) or "").split("\n")
+            row = rows[first - 1] if 0 < first <= len(rows) else ""
             trace.findings.append(self._finding(
-                "shadowed-setter", "", entry, owner.module, first, 0, trace, owner_name=owner.name,
+                "shadowed-setter", "", entry, owner.module, first, len(row) - len(row.lstrip()), trace,
+                owner_name=owner.name,
                 first=first, last=last, count=len(lines)))
 
     def _ids_param(self, method: Function) -> str:

@@ -15,7 +15,6 @@ knows a framework: the caller says which names carry the ids without taking them
 from __future__ import annotations
 
 import ast
-import textwrap
 from collections.abc import Callable
 
 from tracer.analysis.flow_body import _Body
@@ -37,15 +36,12 @@ from tracer.analysis.flow_values import (
     closest,
     tainted,
 )
+from tracer.index.methods import parse_body
 from tracer.index.project import Project
+from tracer.model.errors import InputError
 from tracer.resolve.resolver import ClassRef, Resolver
 
 MAX_DEPTH = 12  # followed calls, one inside the other
-
-
-def _lead(text: str) -> int:
-    first = next((line for line in text.splitlines() if line.strip()), "")
-    return len(first) - len(first.lstrip())
 
 
 class FlowAnalysis:
@@ -71,21 +67,13 @@ class FlowAnalysis:
             span = self.project.span(*key)
             found = None
             if text is not None and span is not None:
-                dedented = textwrap.dedent(text)
-                try:
-                    tree = ast.parse(dedented)
-                except (SyntaxError, ValueError, RecursionError, MemoryError):
+                try:  # parsed where it stands, so lines and columns are the file's
+                    tree, offset = parse_body(text.split("\n"), span[0])
+                except InputError:
                     tree = None
-                indent = _lead(text) - _lead(dedented)
-                if tree is not None and indent:
-                    for sub in ast.walk(tree):  # columns of the file, not of the dedented text
-                        if isinstance(sub, (ast.stmt, ast.expr, ast.excepthandler, ast.arg, ast.keyword)):
-                            sub.col_offset += indent
-                            if sub.end_col_offset is not None:
-                                sub.end_col_offset += indent
                 node = tree.body[0] if tree is not None and tree.body else None
                 if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    found = (node, span[0] - 1)
+                    found = (node, offset)
             self._parsed[key] = found
         return self._parsed[key]
 

@@ -49,7 +49,7 @@ OFFSET_MISMATCH = Check(
                   "{expected} with the +{shift} shift), but the setter stores {stored}: {captures}"},
     hints={"": "apply the same +{shift} shift to explicit ids in every setter (input of layer i = output of "
                "layer i-1)"},
-    fires=(example(model_file("foo", mark(model(setter=_NO_SHIFT), "layers_to_capture = [2,", "offset-mismatch")),
+    fires=(example(model_file("foo", mark(model(setter=_NO_SHIFT), "layers_to_capture = list(layer_ids)", "offset-mismatch")),
                    target_config=TARGET, draft_config=DRAFT_1_3_5),),
     quiet=(example(_FOO, target_config=TARGET, draft_config=DRAFT_1_3_5),),
 )

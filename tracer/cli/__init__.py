@@ -9,14 +9,21 @@ Exit status: 0 clean, 1 findings at or above --fail-on, 2 usage or input error.
 from __future__ import annotations
 
 import os
+import sys
 
-import click
+from tracer.cli import interrupt
 
-from tracer import __version__
-from tracer.config.packs import ProtocolError
-from tracer.effective.configs import ConfigError
-from tracer.model.errors import UsageError
-from tracer.present.scan_json import ScanJsonError
+if "pytest" not in sys.modules:  # the command itself: handlers before the slow imports below
+    interrupt.install()
+
+import click  # noqa: E402
+
+from tracer import __version__  # noqa: E402
+from tracer.config.packs import ProtocolError  # noqa: E402
+from tracer.effective.configs import ConfigError  # noqa: E402
+from tracer.model.errors import UsageError  # noqa: E402
+from tracer.model.escape import printable  # noqa: E402
+from tracer.present.scan_json import ScanJsonError  # noqa: E402
 
 
 class TracerGroup(click.Group):
@@ -36,28 +43,61 @@ class TracerGroup(click.Group):
             self.add_command(command, name)
         return command
 
+    def make_context(self, info_name, args, parent=None, **extra):  # type: ignore[no-untyped-def]
+        try:
+            return super().make_context(info_name, args, parent, **extra)
+        except click.exceptions.NoArgsIsHelpError:
+            raise
+        except click.UsageError as exc:
+            _usage_error(exc)
+            raise  # pragma: no cover  (_usage_error exits)
+
     def invoke(self, ctx: click.Context):  # type: ignore[no-untyped-def]
         try:
+            if not type(sys.stdout).__module__.startswith("click.testing"):  # not inside a test's CliRunner
+                interrupt.install()  # SIGINT/SIGTERM: exit 130/143 within a second, no worker left
+            interrupt.armed(True)
             return super().invoke(ctx)
+        except click.exceptions.NoArgsIsHelpError:
+            raise
+        except KeyboardInterrupt as exc:
+            interrupt.finish(exc.code if isinstance(exc, interrupt.Interrupted) else 130)
+        except click.UsageError as exc:  # click's four-line block, in tracer's one-line shape
+            _usage_error(exc)
         except (UsageError, ProtocolError, ConfigError, ScanJsonError) as exc:
-            click.echo(f"tracer: error: {exc}", err=True)
+            if interrupt.received():
+                interrupt.finish(128 + (interrupt.received() or 2))
+            click.echo(f"tracer: error: {printable(exc)}", err=True)
             ctx.exit(2)
-        except KeyboardInterrupt:  # pragma: no cover
-            click.echo("tracer: interrupted", err=True)
-            ctx.exit(130)
         except click.exceptions.Exit:
             raise
-        except click.ClickException:
-            raise
+        except click.ClickException as exc:
+            click.echo(f"tracer: error: {exc.format_message()}", err=True)
+            ctx.exit(2)
         except OSError as exc:
-            click.echo(f"tracer: error: {exc}", err=True)
+            if interrupt.received():
+                interrupt.finish(128 + (interrupt.received() or 2))
+            click.echo(f"tracer: error: {printable(exc)}", err=True)
             ctx.exit(2)
         except Exception as exc:  # a bug in tracer: say so in one line, keep the detail on request
+            if interrupt.received():  # an interrupt that some library turned into another error
+                interrupt.finish(128 + (interrupt.received() or 2))
             if "TRACER_DEBUG" in os.environ:
                 raise
-            click.echo(f"tracer: internal error: {type(exc).__name__}: {exc} "
+            click.echo(f"tracer: internal error: {type(exc).__name__}: {printable(exc)} "
                        "(set TRACER_DEBUG=1 for the traceback; please report it)", err=True)
             ctx.exit(2)
+        finally:
+            interrupt.armed(False)
+
+
+def _usage_error(exc: click.UsageError) -> None:
+    """`tracer: error: <what> (tracer scan --help)`, one line, exit 2 (as for every other error)."""
+    message = " ".join(exc.format_message().split())
+    where = f" (see '{exc.ctx.command_path} --help')" if exc.ctx is not None else ""
+    message = message[:1].lower() + message[1:].rstrip(".")
+    click.echo(f"tracer: error: {message}{where}", err=True)
+    raise SystemExit(2)
 
 
 @click.group(cls=TracerGroup, context_settings={"help_option_names": ["-h", "--help"]})

@@ -9,6 +9,7 @@ import click
 
 from tracer.analysis.result_cache import scan_memoised
 from tracer.cli.options import PackOptions, pack_options, write_output
+from tracer.cli.output import progress
 from tracer.model.errors import UsageError
 from tracer.present import graphs
 
@@ -17,7 +18,8 @@ from tracer.present import graphs
 @click.argument("path", type=click.Path())
 @pack_options
 @click.option("--all", "whole", is_flag=True, help="The whole call graph of any Python tree (every function, method and module body).")
-@click.option("--entry", help="One entry class (qualname or class name): its chain picture.")
+@click.option("--entry", help="One entry class (qualname or class name): its chain picture, for the protocol "
+                              "--protocol names (default: EAGLE-3's, else the first traced).")
 @click.option("--format", "fmt", type=click.Choice(["json", "dot", "svg", "png"]), default="json", show_default=True)
 @click.option("-o", "--output", "out_file", type=click.Path(dir_okay=False), help="Output file (required for svg/png).")
 def graph_command(packs: PackOptions, path: str, whole: bool, entry: str | None, fmt: str, out_file: str | None) -> None:
@@ -33,12 +35,14 @@ def graph_command(packs: PackOptions, path: str, whole: bool, entry: str | None,
         from tracer.analysis.pipeline import summary_cache
         from tracer.callgraph.build import whole_call_graph
 
-        g, stats = whole_call_graph(path, summary_cache(packs.cache_dir, packs.use_cache), packs.jobs)
+        with progress(f"tracer: building the call graph of {Path(path).name or path}"):
+            g, stats = whole_call_graph(path, summary_cache(packs.cache_dir, packs.use_cache), packs.jobs)
         _emit(g, stats, fmt, out_file)
         click.echo(f"{len(g)} nodes, {g.number_of_edges()} edges; {stats['calls_unbound']} calls not bound "
                    f"({stats['files_total']} files, {stats['seconds']} s)", err=True)
         return
-    result = scan_memoised(path, packs.packs(), packs.cache_dir, packs.use_cache, packs.jobs)
+    with progress(f"tracer: scanning {Path(path).name or path}"):
+        result = scan_memoised(path, packs.packs(), packs.cache_dir, packs.use_cache, packs.jobs)
     if entry or fmt in ("svg", "png"):
         from tracer.present import render
 
@@ -48,7 +52,15 @@ def graph_command(packs: PackOptions, path: str, whole: bool, entry: str | None,
                       and (not packs.protocols or m.protocol in packs.protocols)]
             if not wanted:
                 raise UsageError(f"no entry class {entry!r} in the scan")
-            model = next((m for m in wanted if m.chain), wanted[0])
+            from tracer.cli.scan import protocol_order
+
+            order = {name: i for i, name in enumerate(protocol_order(packs.packs()))}
+            wanted.sort(key=lambda m: (not m.chain, order.get(m.protocol, len(order)), m.protocol))
+            model = wanted[0]
+            others = sorted({m.protocol for m in wanted if m.verdict != "missing"} - {model.protocol})
+            if others:
+                click.echo(f"tracer: drawing {model.protocol}'s chain of {model.entry.rsplit('.', 1)[-1]} "
+                           f"(also traced for {', '.join(others)}: --protocol NAME draws that one)", err=True)
             own = graphs.findings_of(result).get((model.entry, model.protocol), [])
             dot = render.chain_dot(model, own, protocol_label=True)
         else:

@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import click
 
 from tracer.analysis.result_cache import scan_memoised
 from tracer.checks import CATALOGUE, rule_text
-from tracer.cli.options import PackOptions, pack_options, write_output
+from tracer.cli.options import PackOptions, RuleOptions, pack_options, rule_options, write_output
+from tracer.cli.output import color_enabled, color_option, progress, quiet_option
 from tracer.lint.suppress import apply_suppressions
 from tracer.model.errors import UsageError
 from tracer.model.kinds import FAIL_ON, at_least
+from tracer.model.protocol import Protocol
 from tracer.model.results import ScanResult
 
 
@@ -22,27 +25,42 @@ def exit_code(result: ScanResult, fail_on: str) -> int:
 @click.command("scan")
 @click.argument("path", type=click.Path())
 @pack_options
+@rule_options
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "sarif", "github"]), default="text", show_default=True)
-@click.option("--fail-on", type=click.Choice(FAIL_ON), default="error", show_default=True,
-              help="Lowest severity that makes the exit status 1.")
-@click.option("--show-missing", is_flag=True, help="List models without the setter one by one.")
-@click.option("--no-chains", is_flag=True, help="Only findings and the summary line.")
+@click.option("--fail-on", type=click.Choice(FAIL_ON), default=None,
+              help="Lowest severity that makes the exit status 1 (default [tool.tracer] fail-on, else error); "
+                   "--fail-on info prints the info findings too.")
+@click.option("--statistics", is_flag=True, help="Count the findings per rule instead of listing them.")
+@click.option("--show-chains", "-v", "--verbose", "show_chains", is_flag=True,
+              help="Every model's chain hop by hop, ok ones too, and the runner's call sites.")
+@click.option("--show-missing", is_flag=True, help="List models without the setter one by one (and their info findings).")
+@click.option("--no-chains", is_flag=True, hidden=True, help="Kept for scripts: the default now prints no ok chains.")
+@quiet_option
+@color_option
 @click.option("--target-config", type=click.Path(exists=True), help="Target model config.json (or its folder): compute effective layers.")
 @click.option("--draft-config", type=click.Path(exists=True), help="Draft config.json (or its folder).")
 @click.option("-o", "--output", "out_file", type=click.Path(dir_okay=False), help="Write to a file instead of standard output.")
-def scan_command(packs: PackOptions, path: str, fmt: str, fail_on: str, show_missing: bool, no_chains: bool,
+def scan_command(packs: PackOptions, rules: RuleOptions, path: str, fmt: str, fail_on: str | None, statistics: bool,
+                 show_chains: bool, show_missing: bool, no_chains: bool, quiet: bool, color: str,
                  target_config: str | None, draft_config: str | None, out_file: str | None) -> None:
     """Trace every entry class's capture chain in PATH (an unpacked wheel, a
-    checkout holding python/sglang, or the sglang/srt folder)."""
+    checkout holding python/sglang, or the sglang/srt folder): the findings, the
+    models that need attention, a summary. Exit 1 on findings at --fail-on or above."""
     if bool(target_config) != bool(draft_config):
         raise UsageError("--target-config and --draft-config go together")
-    protocols = packs.packs()
-    result = scan_memoised(path, protocols, packs.cache_dir, packs.use_cache, packs.jobs)
-    result = apply_suppressions(result)
-    if target_config and draft_config:
-        from tracer.effective.annotate import annotate_scan
+    if statistics and fmt != "text":
+        raise UsageError("--statistics goes with --format text")
+    settings = rules.settings(path, packs, fail_on)
+    protocols = settings.packs()
+    with progress(f"tracer: scanning {Path(path).name or path}", quiet):
+        result = scan_memoised(path, protocols, packs.cache_dir, packs.use_cache, packs.jobs)
+        result = apply_suppressions(result)
+        if target_config and draft_config:
+            from tracer.effective.annotate import annotate_scan
 
-        result = annotate_scan(result, protocols, target_config, draft_config, packs.cache_dir, packs.use_cache)
+            result = annotate_scan(result, protocols, target_config, draft_config, packs.cache_dir, packs.use_cache)
+    result = settings.narrow(result)
+    threshold = settings.config.fail_on
     if fmt == "json":
         import json
 
@@ -56,14 +74,24 @@ def scan_command(packs: PackOptions, path: str, fmt: str, fail_on: str, show_mis
     elif fmt == "github":
         from tracer.present.github import format_github
 
-        text = format_github(result)
+        text = format_github(result, info_slugs=settings.selection.named, show_info=threshold == "info")
     else:
-        from tracer.present.text import format_text
+        from tracer.present.text import TextOptions, format_text
 
-        color = out_file is None and sys.stdout.isatty()
-        text = format_text(result, show_chains=not no_chains, show_missing=show_missing, color=color)
+        stream_color = color_enabled(color) if out_file is None else color == "always"
+        options = TextOptions(show_chains=show_chains and not no_chains, show_missing=show_missing,
+                              show_info=threshold == "info", info_slugs=settings.selection.named, quiet=quiet,
+                              color=stream_color, protocol_order=protocol_order(protocols), statistics=statistics)
+        text = format_text(result, options)
+        write_output(text, out_file, color=stream_color or None)
+        sys.exit(exit_code(result, threshold))
     write_output(text, out_file)
-    sys.exit(exit_code(result, fail_on))
+    sys.exit(exit_code(result, threshold))
+
+
+def protocol_order(protocols: list[Protocol]) -> tuple[str, ...]:
+    """The packs by rank (EAGLE-3's packs say 0), then by name."""
+    return tuple(p.name for p in sorted(protocols, key=lambda p: (p.rank, p.name)))
 
 
 @click.command("rules")

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from tracer.model.protocol import Protocol
+from tracer.safeio.read import Unreadable, read_bytes
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -33,6 +34,7 @@ KEYS: dict[str, tuple[str, type, bool]] = {
     "name": ("name", str, True),
     "framework": ("framework", str, True),
     "description": ("description", str, False),
+    "rank": ("rank", int, False),
     "setter": ("setter", str, True),
     "state_attribute": ("state_attribute", str, True),
     "output_flag": ("output_flag", str, False),
@@ -96,6 +98,8 @@ def parse_protocol(text: str, source: str) -> Protocol:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ProtocolError(f"{source}: invalid TOML: {exc}") from None
+    except RecursionError:
+        raise ProtocolError(f"{source}: invalid TOML: nests too deeply") from None
     flat = _flatten(data, source)
     unknown = sorted(set(flat) - set(KEYS))
     if unknown:
@@ -138,13 +142,11 @@ def builtin_protocols() -> list[Protocol]:
 
 
 def _read_pack(path: str) -> str:
-    from tracer.index.source import read_regular_bytes
-
-    data = read_regular_bytes(path, MAX_PACK_BYTES + 1)
-    if data is None:
-        raise ProtocolError(f"{path}: cannot read rules file (missing, or not a regular file)")
-    if len(data) > MAX_PACK_BYTES:
-        raise ProtocolError(f"{path}: rules file larger than {MAX_PACK_BYTES // 1024} KiB")
+    """By the reading rule: a regular file (a FIFO never blocks, /dev/zero is refused), bounded."""
+    try:
+        data = read_bytes(path, MAX_PACK_BYTES)
+    except Unreadable as exc:
+        raise ProtocolError(f"cannot read rules file {exc}") from None
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:

@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tracer.safeio.read import Unreadable, is_within, read_bytes
+
 __all__ = [
     "ConfigError",
     "DraftConfig",
@@ -52,13 +54,21 @@ def _config_file(path: Path | str, what: str) -> Path:
     return path
 
 
-def _read_json(path: Path, what: str) -> dict:
+MAX_CONFIG_BYTES = 16 * 1024 * 1024  # real config.json files are a few KB; index files up to ~1 MB
+
+
+def _read_json(path: Path, what: str, root: Path | None = None) -> dict:
+    """By the reading rule: a regular file (a FIFO never blocks), bounded, inside ``root``."""
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"{what}: cannot read {path}: {exc.strerror or exc}") from exc
+        text = read_bytes(path, MAX_CONFIG_BYTES, root).decode("utf-8")
+    except Unreadable as exc:
+        raise ConfigError(f"{what}: cannot read {exc}") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{what}: {path} is not UTF-8: {exc.reason}") from None
     try:
         data = json.loads(text)
+    except RecursionError:
+        raise ConfigError(f"{what}: {path} nests too deeply to read") from None
     except json.JSONDecodeError as exc:
         raise ConfigError(f"{what}: {path} is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from exc
     if not isinstance(data, dict):
@@ -159,26 +169,28 @@ class FcWeight:
         return self.shape[1] if len(self.shape) == 2 else None
 
 
-def read_safetensors_header(path: Path | str) -> dict:
-    """The JSON header of a safetensors file (tensor name -> dtype, shape, offsets)."""
+def read_safetensors_header(path: Path | str, root: Path | None = None) -> dict:
+    """The JSON header of a safetensors file (tensor name -> dtype, shape, offsets): only
+    the first 8 + header bytes are read, by the reading rule (regular file, non-blocking,
+    inside ``root``)."""
     path = Path(path)
     try:
-        with path.open("rb") as handle:
-            prefix = handle.read(8)
-            if len(prefix) != 8:
-                raise ConfigError(f"safetensors: {path} is shorter than the 8-byte header length")
-            (length,) = struct.unpack("<Q", prefix)
-            if length == 0 or length > _MAX_HEADER:
-                raise ConfigError(f"safetensors: {path} declares a header of {length} bytes; not a safetensors file")
-            raw = handle.read(length)
-    except OSError as exc:
-        raise ConfigError(f"safetensors: cannot read {path}: {exc.strerror or exc}") from exc
+        start = read_bytes(path, 8 + _MAX_HEADER, root, cut=True)
+    except Unreadable as exc:
+        raise ConfigError(f"safetensors: cannot read {exc}") from None
+    prefix = start[:8]
+    if len(prefix) != 8:
+        raise ConfigError(f"safetensors: {path} is shorter than the 8-byte header length")
+    (length,) = struct.unpack("<Q", prefix)
+    if length == 0 or length > _MAX_HEADER:
+        raise ConfigError(f"safetensors: {path} declares a header of {length} bytes; not a safetensors file")
+    raw = start[8:8 + length]
     if len(raw) != length:
         raise ConfigError(f"safetensors: {path} is truncated ({len(raw)} of {length} header bytes)")
     try:
         header = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ConfigError(f"safetensors: {path} header is not valid JSON: {exc}") from exc
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+        raise ConfigError(f"safetensors: {path} header is not valid JSON: {exc}") from None
     if not isinstance(header, dict):
         raise ConfigError(f"safetensors: {path} header is not a JSON object")
     return header
@@ -188,10 +200,10 @@ def _is_fc_weight(name: str) -> bool:
     return name == "fc.weight" or name.endswith(".fc.weight")
 
 
-def find_fc_weight(files: Sequence[Path | str]) -> FcWeight | None:
+def find_fc_weight(files: Sequence[Path | str], root: Path | None = None) -> FcWeight | None:
     """The draft's ``fc.weight`` (the projection of the concatenated aux states)."""
     for file in files:
-        header = read_safetensors_header(file)
+        header = read_safetensors_header(file, root)
         names = sorted((n for n in header if n != "__metadata__" and _is_fc_weight(n)), key=len)
         for name in names:
             info = header[name]
@@ -204,10 +216,15 @@ def find_fc_weight(files: Sequence[Path | str]) -> FcWeight | None:
 def _safetensors_beside(folder: Path) -> list:
     index = folder / "model.safetensors.index.json"
     if index.is_file():
-        data = _read_json(index, "safetensors index")
+        data = _read_json(index, "safetensors index", folder)
         weight_map = data.get("weight_map") or {}
-        wanted = [f for n, f in weight_map.items() if isinstance(n, str) and _is_fc_weight(n)]
-        files = [folder / f for f in dict.fromkeys(wanted) if (folder / f).is_file()]
+        if not isinstance(weight_map, dict):
+            raise ConfigError(f"safetensors index: {index}: weight_map is not an object")
+        wanted = [f for n, f in weight_map.items() if isinstance(n, str) and isinstance(f, str) and _is_fc_weight(n)]
+        # a weight_map path may not leave the folder (`../../etc/x`, an absolute path, a link out)
+        files = [folder / f for f in dict.fromkeys(wanted)
+                 if not Path(f).is_absolute() and ".." not in Path(f).parts and is_within(folder / f, folder)
+                 and (folder / f).is_file()]
         if files:
             return files
     return sorted(folder.glob("*.safetensors"))
@@ -296,7 +313,7 @@ def load_draft_config(
     else:
         files = _safetensors_beside(file.parent)
         if files:
-            fc = find_fc_weight(files)
+            fc = find_fc_weight(files, file.parent)
             if fc is None:
                 notes.append(f"no fc.weight in {', '.join(f.name for f in files)}")
     architectures = raw.get("architectures") or []

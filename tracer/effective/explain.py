@@ -106,6 +106,7 @@ def _run_chain(sources: Sources, hops: list[Hop], ids: Any, target: TargetConfig
     steps: list = []
     unknowns: list = []
     early = raised = None
+    state_write = None  # where the state was last written on this run (the branch taken, not the first write)
     # the ids go to the setter's first parameter, whatever its name (the runner passes them positionally)
     first = _params(sources.of_qualname(hops[0].qualname)) if hops else []
     args = {(first[0] if first else protocol.ids_parameter): copy.deepcopy(ids)}
@@ -160,6 +161,8 @@ def _run_chain(sources: Sources, hops: list[Hop], ids: Any, target: TargetConfig
         state_writes = {p: v for p, v in outcome.writes.items() if p.rsplit(".", 1)[-1] == protocol.state_attribute}
         for path, value in state_writes.items():
             text += f"; writes {path} = {_fmt(value)} (line {outcome.write_lines.get(path, '?')}){_transform(args, value, protocol)}"
+            if outcome.write_lines.get(path):
+                state_write = {"file": hop.file, "line": outcome.write_lines[path]}
         marks = sorted(p for p in outcome.writes if marker and p.endswith("." + marker))
         if marks:
             text += f"; marks {', '.join(marks)}"
@@ -199,7 +202,7 @@ def _run_chain(sources: Sources, hops: list[Hop], ids: Any, target: TargetConfig
         args = dict(zip(names, call.args, strict=False))
         args.update(dict(call.kwargs))
         prefix = prefix + call.receiver[len("self"):]
-    return {"steps": steps, "unknowns": unknowns, "returned_early": early, "raised": raised}
+    return {"steps": steps, "unknowns": unknowns, "returned_early": early, "raised": raised, "state_write": state_write}
 
 
 _INCOMPLETE = "<incomplete>"  # store key: an earlier run stopped, so the state is not known

@@ -105,7 +105,9 @@ def _offset_findings(f: Facts) -> list[dict[str, Any]]:
     effective = f.result["effective_layers"]
     captures = (f"the loop captures the outputs of layers {effective}" if effective is not None
                 else f"which would be the outputs of layers {[i - shift for i in ltc]}")
-    return [_make(f, "offset-mismatch", "", f.state_site.file, f.state_site.line, requested=f.runner_ids,
+    # at the write the evaluation took (a fallback branch before it was not taken)
+    written = f.final_run.get("state_write") or {"file": f.state_site.file, "line": f.state_site.line}
+    return [_make(f, "offset-mismatch", "", written["file"], written["line"], requested=f.runner_ids,
                   expected=expected, shift=shift, stored=ltc, captures=captures)]
 
 

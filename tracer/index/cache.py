@@ -1,10 +1,12 @@
 """On-disk cache of module summaries, keyed by content hash.
 
-Each entry is one file: a first line holding the SHA-256 of the rest, then the
-JSON. Entries are written atomically (temp file + rename) so concurrent scans
-never see half a file; an entry whose checksum does not match (truncated,
-corrupted, written by something else) or that does not load is ignored and
-rebuilt. The tracer version and SCHEMA are part of the key, so another
+Each entry is one file: a first line holding an HMAC of the rest (keyed by a
+secret kept outside the cache folder, see :mod:`tracer.safeio.auth`), then the
+JSON. Entries are read by the reading rule (regular files only, non-blocking,
+bounded, never through a link leaving the cache) and written atomically (temp
+file + rename) so concurrent scans never see half a file; an entry whose HMAC
+does not match (truncated, corrupted, written by another job or anyone without
+the key) or that does not load is ignored and rebuilt. The tracer version and SCHEMA are part of the key, so another
 version's cache is ignored. Any failure of the cache only costs speed.
 """
 
@@ -13,13 +15,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 from pathlib import Path
 
 from tracer import __version__
 from tracer.model.summary import ModuleSummary, from_plain, to_plain
+from tracer.safeio.auth import load_entry, store_entry
 
-SCHEMA = "9"  # bump when a summary dataclass changes shape
+SCHEMA = "11"  # bump when a summary dataclass changes shape
 MAX_ENTRY_BYTES = 64 * 1024 * 1024  # a bigger entry is not ours: ignored, never read into memory
 
 
@@ -53,40 +55,24 @@ class SummaryCache:
 
     # -- raw entries -------------------------------------------------------------------
     def _load(self, key: str):
-        """The JSON value stored under ``key``, or None (absent, truncated, corrupt)."""
+        """The JSON value stored under ``key``, or None (absent, truncated, corrupt, forged)."""
+        assert self.directory is not None
+        payload = load_entry(self._path(key), self.directory, MAX_ENTRY_BYTES)
+        if payload is None:
+            return None
         try:
-            with open(self._path(key), "rb") as fh:
-                blob = fh.read(MAX_ENTRY_BYTES + 1)
-            if len(blob) > MAX_ENTRY_BYTES:
-                return None
-            checksum, _, payload = blob.partition(b"\n")
-            if hashlib.sha256(payload).hexdigest().encode() != checksum:
-                return None
             return json.loads(payload)
-        except (OSError, ValueError, RecursionError):
+        except (ValueError, RecursionError):
             return None
 
     def _store(self, key: str, value) -> None:
         if self.directory is None:
             return
-        path = self._path(key)
-        tmp = None
         try:
             payload = json.dumps(value, separators=(",", ":")).encode()
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(hashlib.sha256(payload).hexdigest().encode() + b"\n" + payload)
-            os.replace(tmp, path)
-            tmp = None
-        except (OSError, TypeError, ValueError, RecursionError):
-            pass  # a cache that cannot be written only costs speed
-        finally:
-            if tmp is not None:
-                try:
-                    os.unlink(tmp)
-                except OSError:
-                    pass
+        except (TypeError, ValueError, RecursionError):
+            return
+        store_entry(self._path(key), self.directory, payload)  # a cache that cannot be written only costs speed
 
     # -- summaries -----------------------------------------------------------------------
     def get(self, key: str, kind: type = ModuleSummary):

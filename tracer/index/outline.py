@@ -5,7 +5,7 @@ attributes), module-level ``NAME = names`` assignments (``EntryClass``) and the
 line span of every method and function. It uses the standard library's
 ``ast`` only to locate definitions, because it is an order of magnitude
 faster than libcst with positions; every body that a later stage needs is
-summarised by libcst (``index.summarize_function``), one method at a time.
+summarised one method at a time (``index.methods.summarize_function``).
 A protocol scan thus parses the few methods on a chain, not whole modules.
 """
 

@@ -25,6 +25,10 @@ from tracer.model.tree import SourceFile
 # needs ~40 s and ~400 MiB for a full parse of 1 MiB (4 MiB: 140 s, 1.5 GiB), and
 # `graph --all` parses every file fully, on --jobs workers at once.
 MAX_FILE_BYTES = 1024 * 1024
+# Bigger inputs are parsed in a worker process even when one file is asked for: libcst's
+# native parser holds the GIL (~2 s for 230 KB, ~8 s for 1 MiB), so in-process an
+# interrupt could not end the command within a second, and a native crash would end it.
+IN_PROCESS_BYTES = 64 * 1024
 
 
 def _read(abspath: str) -> bytes:
@@ -72,6 +76,21 @@ def _index_isolated(source: SourceFile, level: str, data: bytes) -> ModuleSummar
     except BrokenProcessPool:
         return ModuleSummary(source.module, source.path, level, error_line=1,
                              error="the parser process died on this file (native crash or out of memory)")
+
+
+def _function_job(args: tuple) -> Function:
+    from tracer.index.methods import summarize_function
+
+    return summarize_function(*args)
+
+
+def _function_isolated(args: tuple) -> Function:
+    """summarize_function in a process of its own; InputError when that process dies."""
+    try:
+        with ProcessPoolExecutor(max_workers=1) as pool:
+            return pool.submit(_function_job, args).result()
+    except BrokenProcessPool:
+        raise InputError("the parser process died on this function (native crash or out of memory)", args[1]) from None
 
 
 class Project:
@@ -139,11 +158,11 @@ class Project:
             todo.append((source, level, data, key))
         if not todo:
             return
-        if len(todo) > 8 and self.jobs > 1:
+        if (len(todo) > 8 and self.jobs > 1) or any(len(t[2]) > IN_PROCESS_BYTES for t in todo):
             # Biggest first so the pool's tail is short.
             todo.sort(key=lambda t: -len(t[2]))
             try:
-                with ProcessPoolExecutor(max_workers=self.jobs) as pool:
+                with ProcessPoolExecutor(max_workers=max(1, min(self.jobs, len(todo)))) as pool:
                     results = list(pool.map(_index_job, [(s, lv, d) for s, lv, d, _ in todo], chunksize=1))
             except BrokenProcessPool:
                 results = [_index_isolated(s, lv, d) for s, lv, d, _ in todo]
@@ -207,7 +226,7 @@ class Project:
         return "\n".join(lines[span[0] - 1:span[1]]) if lines else None
 
     def function(self, module: str, qualname: str) -> Function | None:
-        """libcst summary of one method or function, parsed and cached on its own."""
+        """Summary of one method or function (stdlib ast), parsed and cached on its own."""
         key = (module, qualname)
         if key in self._functions:
             return self._functions[key]
@@ -229,11 +248,9 @@ class Project:
                 result = self.cache.get(cache_key, Function)
                 if result is None:
                     owner = qualname.rpartition(".")[0]
-                    from tracer.index.summarize import summarize_function
-
+                    args = (self.text(module) or "", span[0], span[1], module, owner, source.is_package)
                     try:
-                        result = summarize_function(self.text(module) or "", span[0], span[1], module, owner,
-                                                    source.is_package)
+                        result = _function_isolated(args) if len(snippet) > IN_PROCESS_BYTES else _function_job(args)
                         self.parsed_functions += 1
                         self.cache.put(cache_key, result)
                     except InputError:

@@ -9,12 +9,12 @@ never pay libcst's import time.
 from __future__ import annotations
 
 import io
-import os
-import stat
 import tokenize
 from pathlib import Path
 
 from tracer.model.errors import InputError
+from tracer.safeio.read import is_within as _is_within
+from tracer.safeio.read import read_or_none
 
 
 def resolve_relative(module: str, is_package: bool, level: int, name: str) -> str:
@@ -65,30 +65,13 @@ def read_regular_file(path: str | Path, limit: int, root: str | Path | None = No
 
 
 def read_regular_bytes(path: str | Path, limit: int, root: str | Path | None = None) -> bytes | None:
-    """At most ``limit`` bytes of a regular file as text; None for anything else
-    (missing, unreadable, a FIFO that would block, a device that never ends, or,
-    with ``root``, a file whose real path leaves ``root``: a link to /etc/passwd
-    in a stranger's tree must not end up in a report)."""
-    if root is not None and not is_within(Path(path), Path(root)):
-        return None
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    except OSError:
-        return None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        with os.fdopen(fd, "rb", closefd=False) as fh:
-            return fh.read(limit)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
+    """At most ``limit`` bytes of a regular file; None for anything else (missing,
+    unreadable, a FIFO that would block, a device that never ends, or, with
+    ``root``, a file whose real path leaves ``root``: a link to /etc/passwd in a
+    stranger's tree must not end up in a report). The rule itself is
+    :mod:`tracer.safeio.read`."""
+    return read_or_none(path, max(0, limit - 1), root, cut=True)
 
 
 def is_within(path: Path, root: Path) -> bool:
-    try:
-        Path(os.path.realpath(path)).relative_to(os.path.realpath(root))
-        return True
-    except ValueError:
-        return False
+    return _is_within(path, root)

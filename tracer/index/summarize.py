@@ -1,13 +1,14 @@
-"""Index stage: the libcst summary of one method or function (plain data, model.summary).
+"""Index stage: the libcst summary of a whole module (plain data, model.summary).
 
-A method body is summarised only when a later stage needs it (``Project.function``):
-its calls, self-attribute writes and reads, fallback branches, guards, returned
-values. ``summarize`` summarises a whole module at once (``graph --all`` and the
-fuzz tests); module outlines come from the stdlib ``ast`` (outline.py).
+``summarize`` summarises every class and function of a module at once (``graph
+--all`` and the fuzz tests). The protocol scan summarises one method body at a
+time, when a later stage needs it, with the stdlib ``ast`` (methods.py, the same
+plain data); module outlines come from the stdlib ``ast`` too (outline.py).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 import libcst as cst
@@ -513,13 +514,28 @@ def _ast_depth(tree) -> tuple[int, int]:
 
 
 def _naive_nesting(text: str) -> int:
-    """Upper-bound guess (strings and comments counted too) for text Python cannot parse."""
+    """Upper-bound guess (strings and comments counted too) for text Python cannot parse,
+    over logical lines: a line continued by a backslash or inside brackets is one line, so a
+    20,000-operand chain spread over short physical lines is seen whole (libcst crashed on it).
+    Each operator or operator keyword of a logical line counts as a level of nesting, up to
+    MAX_OPERATORS per line before the guard refuses (libcst's native parser crashes near 3,000)."""
     depth = deepest = 0
+    operators = 0
     for line in text.split("\n"):
-        depth = max(0, depth) + sum(line.count(c) for c in "([{")
+        opened = sum(line.count(c) for c in "([{")
+        depth = max(0, depth) + opened
         deepest = max(deepest, depth, len(line) // 100)
         depth -= sum(line.count(c) for c in ")]}")
+        operators += len(_OPERATOR.findall(line))
+        if operators > MAX_OPERATORS:
+            return max(deepest, MAX_NESTING + 1)
+        if depth <= 0 and not line.rstrip().endswith("\\"):
+            operators = 0  # the logical line ends here
     return deepest
+
+
+MAX_OPERATORS = 10 * MAX_NESTING
+_OPERATOR = re.compile(r"[-+*/%@&|^~<>=!]|\b(?:and|or|not|lambda|if|else|in|is|await)\b")
 
 
 def summarize(text: str, module: str, path: str, is_package: bool) -> ModuleSummary:
@@ -547,41 +563,3 @@ def summarize(text: str, module: str, path: str, is_package: bool) -> ModuleSumm
     )
 
 
-def summarize_function(text: str, start: int, end: int, module: str, class_qualname: str = "",
-                       is_package: bool = False) -> Function:
-    """Summarise one method or function: lines ``start..end`` (1-based, decorators
-    included) of ``text``. Positions are those of the whole file."""
-    lines = text.split("\n")[start - 1:end]
-    indent = min((len(row) - len(row.lstrip()) for row in lines if row.strip()), default=0)
-    snippet = "\n".join(row[indent:] if len(row) >= indent else row.lstrip() for row in lines) + "\n"
-    if class_qualname:
-        # Parse it as the body of its class so the collector sees a method.
-        body = "\n".join(("    " + row) if row.strip() else row for row in snippet.split("\n"))
-        snippet = f"class {class_qualname.rsplit('.', 1)[-1]}:\n{body}"
-        offset, col_shift = start - 2, indent - 4
-    else:
-        offset, col_shift = start - 1, indent
-    check_nesting(snippet, max(1, offset + 1))
-    try:
-        tree = cst.parse_module(snippet)
-    except cst.ParserSyntaxError as exc:
-        raise InputError(f"syntax error: {exc.message}", offset + exc.raw_line) from None
-    except RecursionError:
-        raise InputError("nesting too deep to parse", start) from None
-    except Exception as exc:
-        raise InputError(f"cannot parse: {type(exc).__name__}", start) from None
-    try:
-        wrapper = MetadataWrapper(tree, unsafe_skip_copy=True)
-        collector = _Collector(module, is_package, tree.code_for_node, line_offset=offset, col_shift=col_shift)
-        wrapper.visit(collector)
-    except RecursionError:
-        raise InputError("nesting too deep to analyse", start) from None
-    functions = [m for c in collector.classes for m in c.methods] + list(collector.functions)
-    if not functions:
-        raise InputError("no function found at the given lines", start)
-    function = functions[0]
-    if class_qualname and function.qualname != f"{class_qualname}.{function.name}":
-        import dataclasses
-
-        function = dataclasses.replace(function, qualname=f"{class_qualname}.{function.name}")
-    return function

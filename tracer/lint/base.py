@@ -5,7 +5,6 @@ export once."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import tempfile
@@ -14,6 +13,7 @@ from pathlib import Path
 from tracer.lint.fingerprint import add_fingerprints
 from tracer.lint.git import _SAFE_GIT, _export, _names, git
 from tracer.lint.records import (
+    MAX_RECORD_BYTES,
     RECORD_VERSION,
     NeedFullScan,
     Options,
@@ -27,17 +27,17 @@ from tracer.lint.records import (
 from tracer.lint.retrace import retrace
 from tracer.lint.suppress import SourceLines, apply_to_json
 from tracer.model.errors import UsageError
+from tracer.safeio.auth import load_entry, store_entry
 
 
 def base_record(root: Path, commit: str, prefix: str, options: Options, progress=None) -> dict:
     """Scan of the base revision with dependencies and fingerprints; cached by commit."""
     directory = lint_cache_dir(options)
     path = directory / f"base-{commit}-{options.digest()}.json" if directory else None
-    if path is not None and path.is_file():
-        try:
-            return json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            pass
+    if path is not None and directory is not None:
+        cached = _read_record(path, directory)
+        if cached is not None:
+            return cached
     record = _derive_from_parent(root, commit, prefix, options, directory) if directory else None
     if record is not None and path is not None:
         _write_record(path, record)
@@ -56,12 +56,19 @@ def base_record(root: Path, commit: str, prefix: str, options: Options, progress
     return record
 
 
+def _read_record(path: Path, directory: Path) -> dict | None:
+    """A record this user's tracer wrote (authenticated, read by the reading rule), or None."""
+    payload = load_entry(path, directory, MAX_RECORD_BYTES)
+    try:
+        value = json.loads(payload) if payload is not None else None
+    except (ValueError, RecursionError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
 def _write_record(path: Path, record: dict) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, name = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        json.dump(record, fh, separators=(",", ":"))
-    os.replace(name, path)
+    """Authenticated, temp + rename; a cache that cannot be written only costs speed."""
+    store_entry(path, path.parent, json.dumps(record, separators=(",", ":")).encode())
 
 
 MAX_DERIVED_CHANGES = 200  # past this many changed files a fresh base scan is as quick
@@ -76,10 +83,8 @@ def _derive_from_parent(root: Path, commit: str, prefix: str, options: Options, 
         parent = git(root, "rev-parse", "--verify", "--quiet", f"{commit}^1").strip()
     except UsageError:
         return None
-    parent_path = directory / f"base-{parent}-{options.digest()}.json"
-    try:
-        parent_record = json.loads(parent_path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    parent_record = _read_record(directory / f"base-{parent}-{options.digest()}.json", directory)
+    if parent_record is None:
         return None
     if parent_record.get("version") != RECORD_VERSION or not parent_record.get("files"):
         return None

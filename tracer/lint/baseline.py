@@ -14,12 +14,32 @@ from tracer.lint.records import Options
 from tracer.lint.suppress import apply_suppressions
 from tracer.model.errors import UsageError
 from tracer.present.scan_json import to_json
+from tracer.safeio.read import Unreadable, read_bytes
+from tracer.safeio.write import Unwritable, write_bytes
 
 
 def _baseline_path(root: Path, config: LintConfig) -> Path | None:
     if config.baseline:
         return Path(config.baseline)
     return root / DEFAULT_BASELINE
+
+
+MAX_BASELINE_BYTES = 64 * 1024 * 1024
+
+
+def read_baseline(root: Path, config: LintConfig) -> bytes:
+    """The baseline's bytes by the reading rule: the default file (absent: none) must be a
+    regular file inside the repository; a named one must be readable (else a UsageError)."""
+    path = _baseline_path(root, config)
+    if path is None:
+        return b""
+    named = config.baseline is not None
+    if not named and not path.exists() and not path.is_symlink():
+        return b""
+    try:
+        return read_bytes(path, MAX_BASELINE_BYTES, None if named else root)
+    except Unreadable as exc:
+        raise UsageError(f"cannot read the baseline: {exc}") from None
 
 
 def _baseline_keys(data: bytes) -> Counter:
@@ -47,11 +67,16 @@ def write_baseline(start: str | Path, out: str | Path | None, config: LintConfig
             entries.append({"slug": slug, "protocol": proto, "entry": entry, "fingerprint": fp,
                             "file": finding["file"], "line": finding["line"], "message": finding["message"]})
     entries.sort(key=lambda e: (e["file"], e["slug"], e["entry"], e["fingerprint"]))
+    # -o is the user's own choice; the configured or default file stays inside the repository
     path = Path(out) if out else (_baseline_path(root, config) or root / DEFAULT_BASELINE)
+    write_root = None if out else root
     doc = {"tool": "tracer", "version": 1,
            "comment": "Accepted findings: tracer lint reports only findings not listed here. "
                       "Keyed on slug, protocol, entry and a fingerprint of the enclosing def and source line; "
                       "file and line are for readers.",
            "findings": entries}
-    path.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
+    try:
+        write_bytes(path, (json.dumps(doc, indent=1) + "\n").encode("utf-8"), write_root)
+    except Unwritable as exc:
+        raise UsageError(f"cannot write the baseline: {exc}") from None
     return path, len(entries)

@@ -1,5 +1,7 @@
 """git, run so that nothing of the checkout under review runs: no hooks, no fsmonitor,
-no external diff, no pager, no filters."""
+no external diff, no pager, no filters (every clean/smudge/process filter driver the
+configuration names is switched off on every call: `git diff` ran clean filters,
+`git archive` smudge filters)."""
 
 from __future__ import annotations
 
@@ -11,15 +13,35 @@ from pathlib import Path
 from tracer.model.errors import UsageError
 
 # A checkout's own .git/config can name commands git runs on its own (an
-# fsmonitor hook, an external diff, a pager): never from tracer. (Clean filters
-# named in .gitattributes cannot be switched off this way; git refuses
-# repositories owned by another user, see safe.directory.)
+# fsmonitor hook, an external diff, a pager, filter drivers): never from tracer.
 _SAFE_GIT = ("-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null", "-c", "diff.external=",
              "-c", "core.pager=cat", "-c", "core.sshCommand=false", "--no-pager")
+_FILTERS_OFF: dict[str, tuple[str, ...]] = {}
+
+
+def _filters_off(root: Path) -> tuple[str, ...]:
+    """``-c filter.<name>.clean=`` (and smudge, process, required=false) for every filter
+    driver the configuration defines: an empty command is no filter (reading the
+    configuration runs nothing)."""
+    key = str(root)
+    if key not in _FILTERS_OFF:
+        listed = subprocess.run(["git", *_SAFE_GIT, "config", "--null", "--get-regexp", r"^filter\."], cwd=root,
+                                capture_output=True)
+        names = set()
+        for item in listed.stdout.decode("utf-8", errors="replace").split("\0"):
+            name = item.split("\n", 1)[0]
+            if name.startswith("filter.") and name.count(".") >= 2:
+                names.add(name[len("filter."):name.rindex(".")])
+        off: list[str] = []
+        for name in sorted(names):
+            for setting in ("clean=", "smudge=", "process=", "required=false"):
+                off += ["-c", f"filter.{name}.{setting}"]
+        _FILTERS_OFF[key] = tuple(off)
+    return _FILTERS_OFF[key]
 
 
 def git(root: Path, *args: str, binary: bool = False):
-    result = subprocess.run(["git", *_SAFE_GIT, *args], cwd=root, capture_output=True)
+    result = subprocess.run(["git", *_SAFE_GIT, *_filters_off(root), *args], cwd=root, capture_output=True)
     if result.returncode != 0:
         raise UsageError(f"git {' '.join(args)}: {result.stderr.decode(errors='replace').strip()}")
     return result.stdout if binary else result.stdout.decode("utf-8", errors="replace")

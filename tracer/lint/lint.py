@@ -26,7 +26,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 import time
 from collections import Counter
 from pathlib import Path
@@ -36,20 +35,26 @@ from tracer import __version__
 from tracer.config.settings import LintConfig, is_excluded
 from tracer.index.source import read_regular_bytes
 from tracer.lint.base import base_record
-from tracer.lint.baseline import _baseline_keys, _baseline_path
+from tracer.lint.baseline import _baseline_keys, read_baseline
 from tracer.lint.fingerprint import add_fingerprints, keys
 from tracer.lint.git import changed_files, repo_root
-from tracer.lint.records import RECORD_VERSION, NeedFullScan, Options, lint_cache_dir, package_prefix
+from tracer.lint.records import MAX_RECORD_BYTES, RECORD_VERSION, NeedFullScan, Options, lint_cache_dir, package_prefix
 from tracer.lint.retrace import full_head, retrace
 from tracer.lint.suppress import apply_to_json
 from tracer.model.errors import UsageError
+from tracer.model.escape import printable
 from tracer.model.kinds import at_least
+from tracer.safeio.auth import load_entry, store_entry
 
 _MAX_READ = 4 * 1024 * 1024  # scanned files over 1 MiB are never parsed (project.MAX_FILE_BYTES)
 
 
 def lint(start: str | Path = ".", base_ref: str | None = None, config: LintConfig | None = None,
-         options: Options | None = None, full: bool = False, use_baseline: bool = True, progress=None) -> dict:
+         options: Options | None = None, full: bool = False, use_baseline: bool = True, progress=None,
+         baseline_bytes: bytes | None = None, notes: tuple[str, ...] = ()) -> dict:
+    """``baseline_bytes``: the baseline to apply (with --base, the base commit's); None
+    reads the configured file. ``notes``: what the caller wants said with the result
+    (e.g. that the change edits the gate's settings)."""
     started = time.perf_counter()
     root = repo_root(start)
     config = config or LintConfig()
@@ -57,11 +62,12 @@ def lint(start: str | Path = ".", base_ref: str | None = None, config: LintConfi
     commit, touched = changed_files(root, base_ref)
     prefix = package_prefix(root, options)
     relevant = [p for p in touched if p == prefix or p.startswith(prefix + "/")]
-    baseline_path = _baseline_path(root, config)
-    baseline_bytes = baseline_path.read_bytes() if baseline_path and baseline_path.is_file() else b""
+    if baseline_bytes is None:
+        baseline_bytes = read_baseline(root, config)
     result_key = _result_key(commit, relevant, root, options, config, baseline_bytes, full, use_baseline)
     cached = _cached_result(options, result_key)
     if cached is not None:
+        cached["notes"] = list(notes)
         cached["stats"]["seconds"] = round(time.perf_counter() - started, 3)
         cached["stats"]["result_cache"] = True
         return cached
@@ -90,6 +96,7 @@ def lint(start: str | Path = ".", base_ref: str | None = None, config: LintConfi
                        "touched": len(touched), "touched_in_package": len(relevant),
                        "entries_traced": sum(len(v) for v in result["affected"].values())}
     _store_result(options, result_key, result)
+    result["notes"] = list(notes)
     return result
 
 
@@ -196,24 +203,18 @@ def _cached_result(options: Options, key: str) -> dict | None:
     directory = lint_cache_dir(options)
     if directory is None:
         return None
+    payload = load_entry(directory / f"result-{key}.json", directory, MAX_RECORD_BYTES)
     try:
-        return json.loads((directory / f"result-{key}.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        value = json.loads(payload) if payload is not None else None
+    except (ValueError, RecursionError):
         return None
+    return value if isinstance(value, dict) else None
 
 
 def _store_result(options: Options, key: str, result: dict) -> None:
     directory = lint_cache_dir(options)
-    if directory is None:
-        return
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-        fd, name = tempfile.mkstemp(dir=directory, prefix=".tmp-")
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(result, fh, separators=(",", ":"))
-        os.replace(name, directory / f"result-{key}.json")
-    except OSError:
-        pass
+    if directory is not None:
+        store_entry(directory / f"result-{key}.json", directory, json.dumps(result, separators=(",", ":")).encode())
 
 
 def format_lint_text(result: dict) -> str:
@@ -236,6 +237,7 @@ def format_lint_text(result: dict) -> str:
             + (f" ({', '.join(e.rsplit('.', 1)[-1] for e in f['entries'][:3])}{' ...' if len(f['entries']) > 3 else ''})"
                if f.get("entries") else "")
             for f in result["fixed"]))
+    lines = [printable(line) for line in lines]  # a name or value holding a newline must not forge a line
     lines.append(summary_line(result))
     if hidden:
         lines.append(f"({hidden} new info findings, e.g. missing-setter, not listed: --fail-on info or --format json shows them)")

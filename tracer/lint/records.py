@@ -14,7 +14,7 @@ from typing import Any
 from tracer import __version__
 from tracer.analysis.entries import registered_in
 from tracer.analysis.pipeline import scan
-from tracer.config.packs import load_protocols
+from tracer.config.packs import MAX_PACK_BYTES, load_protocols
 from tracer.index.cache import default_cache_dir
 from tracer.index.discover import detect_layout
 from tracer.index.project import Project
@@ -24,6 +24,7 @@ from tracer.lint.suppress import apply_to_json
 from tracer.model.protocol import Protocol
 from tracer.present.scan_json import to_json
 from tracer.resolve.resolver import ClassRef, Resolver
+from tracer.safeio.read import read_or_none
 
 _MAX_READ = 4 * 1024 * 1024  # scanned files over 1 MiB are never parsed (project.MAX_FILE_BYTES)
 
@@ -48,6 +49,7 @@ def within(path: Path, folder: Path) -> bool:
 
 
 RECORD_VERSION = "4"
+MAX_RECORD_BYTES = 256 * 1024 * 1024  # a lint record or result bigger than this is not ours
 
 
 @dataclass(frozen=True)
@@ -64,10 +66,8 @@ class Options:
     def digest(self) -> str:
         digest = hashlib.sha256(f"{__version__}\0{RECORD_VERSION}\0{','.join(self.protocols)}".encode())
         for rule in self.rules:
-            try:
-                digest.update(Path(rule).read_bytes())
-            except OSError:
-                digest.update(rule.encode())
+            data = read_or_none(rule, MAX_PACK_BYTES)  # a FIFO or /dev/zero must not hang the key
+            digest.update(hashlib.sha256(data).digest() if data is not None else rule.encode())
         return digest.hexdigest()[:20]
 
 

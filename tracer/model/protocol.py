@@ -22,6 +22,7 @@ class Protocol:
     package: str
     source: str  # file the pack came from
     description: str = ""
+    rank: int = 100  # where its verdicts come in the text output: lower first, then by name
     output_flag: str = ""
     ids_parameter: str = "layer_ids"
     # Default offset convention: explicit ids are shifted by this much before being stored

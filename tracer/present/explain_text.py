@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from tracer.model.escape import printable
+
 
 def _outputs(indices: list[int] | None) -> str:
     if indices is None:
@@ -79,4 +81,4 @@ def format_explanation(result: dict[str, Any]) -> str:
         lines.append("Could not evaluate:")
         for u in unknowns:
             lines.append(f"  {u.get('file')}:{u.get('line')}: `{str(u.get('expr')).splitlines()[0]}`: {u.get('why')}")
-    return "\n".join(lines)
+    return "\n".join(printable(line) for line in lines)  # source text from the tree: no control characters

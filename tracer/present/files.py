@@ -1,34 +1,22 @@
-"""Writing output files: a temp file in the same folder renamed into place (no
-half-written file is ever seen), never through a symbolic link."""
+"""Writing output files: the writing rule of :mod:`tracer.safeio.write` (a temp file in
+the same folder renamed into place, so no half-written file is ever seen; never
+through a symbolic link; with ``root``, inside that folder and through no link
+on the way)."""
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 
 from tracer.model.errors import UsageError
+from tracer.safeio.write import Unwritable, write_bytes
 
 
-def write_bytes_file(path: str | Path, data: bytes) -> Path:
-    target = Path(path)
-    if target.is_symlink():
-        raise UsageError(f"{target}: is a symbolic link; tracer does not write through links")
-    folder = target.parent if str(target.parent) else Path(".")
-    folder.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{target.name}.", suffix=".tmp")
+def write_bytes_file(path: str | Path, data: bytes, root: str | Path | None = None) -> Path:
     try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, target)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-    return target
+        return write_bytes(path, data, root)
+    except Unwritable as exc:
+        raise UsageError(str(exc)) from None
 
 
-def write_text_file(path: str | Path, text: str) -> Path:
-    return write_bytes_file(path, text.encode("utf-8"))
+def write_text_file(path: str | Path, text: str, root: str | Path | None = None) -> Path:
+    return write_bytes_file(path, text.encode("utf-8"), root)

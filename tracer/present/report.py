@@ -9,6 +9,7 @@ Layout of DIR::
     index.html              support matrix (entry class × protocol), counts, findings
     models/<entry>.html     one page per entry class: chain pictures, findings, call sites
     chains/<entry>.<protocol>.dot|svg   each chain picture
+    source/<file>.html      the scanned files that hops and findings point at, every line an anchor
     callgraph.dot|svg       the protocol graph, clustered by module
     report.css, report.js
     .tracer-report          the manifest: what this report wrote (the next run removes only these)
@@ -25,6 +26,7 @@ import string
 import threading
 import time
 from collections import defaultdict
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +38,7 @@ from tracer.present import render as rendering
 from tracer.present.files import write_text_file
 from tracer.present.graphs import findings_of, page_name, protocol_graph
 from tracer.present.report_pages import Excerpts, _e, anchor, chain_name, index_main, model_main
+from tracer.present.report_source import FOLDER, SourceLinks, source_page, write_sources
 
 
 def _assets_dir() -> Any:
@@ -96,7 +99,7 @@ def _clear_previous_report(out_dir: Path) -> None:
 
 def _write_manifest(out_dir: Path, written: list[Path]) -> None:
     names = sorted({str(p.relative_to(out_dir)) for p in written if p.is_relative_to(out_dir)})
-    write_text_file(out_dir / MANIFEST, "\n".join(names) + "\n")
+    write_text_file(out_dir / MANIFEST, "\n".join(names) + "\n", out_dir)
 
 
 def _folder(path: Path) -> Path:
@@ -107,7 +110,8 @@ def _folder(path: Path) -> Path:
     return path
 
 
-def build_report(scan: ScanResult, out_dir: Path, source_root: Path | None = None, jobs: int | None = None) -> dict:  # type: ignore[type-arg]
+def build_report(scan: ScanResult, out_dir: Path, source_root: Path | None = None, jobs: int | None = None,  # type: ignore[type-arg]
+                 protocol_order: Sequence[str] = ()) -> dict:
     """Write the HTML report and pictures for ``scan`` into ``out_dir``.
 
     ``source_root`` is where the scanned files are read for excerpts (None: no
@@ -126,6 +130,8 @@ def build_report(scan: ScanResult, out_dir: Path, source_root: Path | None = Non
     for model in scan.models:
         if model.protocol and model.protocol not in protocols:
             protocols.append(model.protocol)
+    rank = {name: i for i, name in enumerate(protocol_order)}
+    protocols.sort(key=lambda p: (rank.get(p, len(rank)), p))  # EAGLE-3 first (the packs' rank), then by name
     entries: dict[str, dict[str, ModelResult]] = defaultdict(dict)
     for model in sorted(scan.models, key=lambda m: m.entry):
         entries[model.entry][model.protocol] = model
@@ -156,35 +162,44 @@ def build_report(scan: ScanResult, out_dir: Path, source_root: Path | None = Non
                 continue
             dot = rendering.chain_dot(model, by_model.get((entry, protocol), ()), link_prefix=anchor(protocol))
             text = dot.to_string()
-            written.append(write_text_file(out_dir / "chains" / (chain_name(entry, protocol) + ".dot"), text))
+            written.append(write_text_file(out_dir / "chains" / (chain_name(entry, protocol) + ".dot"), text, out_dir))
             keys.append((entry, protocol))
             sources_dot.append(text)
     pictures: dict[tuple, str] = {}
     for key, svg in zip(keys, rendering.render_svgs(sources_dot, jobs=jobs)):
         if svg:
-            written.append(write_text_file(out_dir / "chains" / (chain_name(*key) + ".svg"), svg))
+            written.append(write_text_file(out_dir / "chains" / (chain_name(*key) + ".svg"), svg, out_dir))
             pictures[key] = rendering.inline_svg(svg)
 
     pages = _Pages(scan)
     sources = Excerpts(source_root)
     for asset in ("report.css", "report.js"):
-        written.append(write_text_file(out_dir / asset, _asset_text(asset)))
+        written.append(write_text_file(out_dir / asset, _asset_text(asset), out_dir))
     framework_title = f"{scan.framework.name} {scan.framework.version}".strip()
     index_crumb = '<a href="../index.html">all entry classes</a>'
+    source_pages = write_sources(scan, sources)
+    if source_pages:
+        _folder(out_dir / FOLDER)
+    for file, source_main in source_pages.items():
+        name = file.rsplit("/", 1)[-1]
+        written.append(write_text_file(out_dir / source_page(file), pages.page(
+            f"{name} — tracer", source_main, f"{_e(framework_title)} › {index_crumb} › {_e(file)}", "../", "source")))
+    links = SourceLinks(source_pages)
     for entry, models in entries.items():
         main = model_main(
             entry, models, protocols,
             lambda e, p: by_model.get((e, p), []), lambda p: sites.get(p, []),
-            pictures, sources, graphviz,
+            pictures, sources, graphviz, lambda file, line: links.where(file, line, "../"),
         )
         name = entry.rsplit(".", 1)[-1]
         text = pages.page(f"{name} — tracer", main, f"{_e(framework_title)} › {index_crumb} › {_e(name)}", "../", "model")
-        written.append(write_text_file(out_dir / "models" / page_name(entry), text))
+        written.append(write_text_file(out_dir / "models" / page_name(entry), text, out_dir))
 
     worker.join()
-    main = index_main(scan, entries, protocols, findings, by_model, graphviz, callgraph)
+    main = index_main(scan, entries, protocols, findings, by_model, graphviz, callgraph, links.where)
     index_file = write_text_file(out_dir / "index.html",
-                                 pages.page(f"tracer report — {framework_title}", main, _e(framework_title), "", "index"))
+                                 pages.page(f"tracer report — {framework_title}", main, _e(framework_title), "", "index"),
+                                 out_dir)
     written.append(index_file)
     for kind in ("picture", "dot"):
         if callgraph.get(kind):
@@ -194,6 +209,7 @@ def build_report(scan: ScanResult, out_dir: Path, source_root: Path | None = Non
         "pages": len(entries),
         "index": str(index_file),
         "pictures": len(pictures),
+        "sources": len(source_pages),
         "graphviz": graphviz,
         "callgraph": str(callgraph.get("picture") or callgraph.get("dot") or ""),
         "seconds": round(time.perf_counter() - started, 3),

@@ -70,6 +70,28 @@ def _where(file: str | None, line: int | None) -> str:
     return _e(location(file, line)).replace("/", "/<wbr>")
 
 
+Where = Callable[[str | None, int | None], str]  # file:line as HTML (a link to the source line, when there is one)
+
+# What the badges mean, said once on each page (the index and every model page).
+LEGEND = (
+    ("v-ok", "ok", "the ids reach a write that a forward which runs reads: the chosen layers are captured"),
+    ("v-broken", "broken", "a hop of the chain breaks (a finding says where): the draft gets the wrong states"),
+    ("v-unknown", "unknown", "tracing stopped at a hop it could not follow (why is on the model page)"),
+    ("v-missing", "missing", "no setter: the model does not take part in the protocol (the support matrix)"),
+    ("s-error", "error", "a finding that breaks capture"),
+    ("s-warning", "warning", "a finding worth a look (a silent fallback, a hop not followed)"),
+    ("s-info", "info", "informational: a draft head's copy of a check, or a model without the setter"),
+)
+
+
+def legend() -> str:
+    items = "".join(f'<li><span class="badge {css}">{_e(word)}</span> {_e(text)}</li>' for css, word, text in LEGEND)
+    return ('<details class="legend" open><summary>What the badges mean</summary><ul>' + items
+            + '<li><span class="tag">draft head</span> an EAGLE/NextN/MTP head registered as an entry class: the runner '
+              "never calls the setter on it, so its findings are informational</li>"
+              '<li><span class="muted">·2</span> beside a verdict: its error and warning findings</li></ul></details>')
+
+
 def _badge(verdict: str | None, text: str | None = None) -> str:
     verdict = verdict or "unknown"
     return f'<span class="badge v-{_e(verdict)}">{_e(text or verdict)}</span>'
@@ -94,7 +116,7 @@ def anchor(protocol: str) -> str:
     return "p-" + page_name(protocol)[: -len(".html")]
 
 
-def _call_sites_table(sites: Sequence[CallSite], with_protocol: bool = True) -> str:
+def _call_sites_table(sites: Sequence[CallSite], with_protocol: bool = True, where: Where = _where) -> str:
     if not sites:
         return '<p class="muted">No runner call site of this protocol was found.</p>'
     rows = []
@@ -104,7 +126,7 @@ def _call_sites_table(sites: Sequence[CallSite], with_protocol: bool = True) -> 
             f'<tr class="{"bad" if late or site.passes_ids is False else ""}">'
             f'<td>{_e("" if site.order is None else site.order)}</td>'
             f'<td>{_qualname_cell(site.caller)}</td>'
-            f'<td class="where">{_where(site.file, site.line)}</td>'
+            f'<td class="where">{where(site.file, site.line)}</td>'
             f'<td>{_yes_no(site.passes_ids)}</td>'
             f'<td>{_yes_no(site.before_graph_capture, "before", "after")}</td>'
             + (f'<td class="muted">{_e(site.protocol)}</td>' if with_protocol else "") + "</tr>"
@@ -123,7 +145,7 @@ def _call_sites_table(sites: Sequence[CallSite], with_protocol: bool = True) -> 
 
 def index_main(scan: ScanResult, entries: Mapping[str, Mapping[str, ModelResult]], protocols: list[str],
                findings: Sequence[Finding], by_model: Mapping[tuple[str, str], list[Finding]], graphviz: bool,
-               callgraph: Mapping[str, Any]) -> str:
+               callgraph: Mapping[str, Any], where: Where = _where) -> str:
     framework = scan.framework
     title = f"{framework.name or 'framework'} {framework.version}".strip()
     parts = [
@@ -138,6 +160,7 @@ def index_main(scan: ScanResult, entries: Mapping[str, Mapping[str, ModelResult]
     )
     if not graphviz:
         parts.append(f'<div class="notice">{_e(NO_GRAPHVIZ)}</div>')
+    parts.append(legend())
 
     # counts by verdict, per protocol
     cards = []
@@ -175,7 +198,7 @@ def index_main(scan: ScanResult, entries: Mapping[str, Mapping[str, ModelResult]
     )
     head = "".join(f'<th class="sortable v">{_e(p)}</th>' for p in protocols)
     rows = []
-    for entry, models in entries.items():
+    for entry, models in sorted(entries.items(), key=lambda item: (_trouble(item[1]), item[0].rpartition(".")[2])):
         module, _, name = entry.rpartition(".")
         page = "models/" + page_name(entry)
         cells: list[str] = []
@@ -201,11 +224,13 @@ def index_main(scan: ScanResult, entries: Mapping[str, Mapping[str, ModelResult]
                 f'href="{_e(page)}#{_e(anchor(protocol))}" title="{_e(tip)}">{_e(verdict)}{extra}</a></td>'
             )
         search = f"{entry} {' '.join(sorted(s for s in slugs if s))}".lower()
+        draft = ' <span class="tag">draft head</span>' if any(m.draft for m in models.values()) else ""
         rows.append(
             f'<tr data-entry="{_e(entry)}" data-verdicts="{_e(" ".join(verdicts))}" '
             f'data-slugs="{_e(" ".join(sorted(s for s in slugs if s)))}" data-search="{_e(search)}">'
-            f'<td class="entry" data-sort="{_e(name.lower())}"><a href="{_e(page)}" title="{_e(entry)}">{_e(name)}</a></td>'
-            f'<td class="module">{_e(module)}</td>{"".join(cells)}<td class="nf">{count or ""}</td></tr>'
+            f'<td class="entry" data-sort="{_e(name.lower())}"><a href="{_e(page)}" title="{_e(entry)}">{_e(name)}</a>'
+            f'{draft}</td>'
+            f'<td class="module">{_e(module).replace(".", ".<wbr>")}</td>{"".join(cells)}<td class="nf">{count or ""}</td></tr>'
         )
     parts.append(
         '<div class="tablebox"><table class="matrix" id="matrix"><thead><tr>'
@@ -215,8 +240,9 @@ def index_main(scan: ScanResult, entries: Mapping[str, Mapping[str, ModelResult]
     )
 
     # runner call sites, findings, call graph, input errors
-    parts.append("<h2 id=\"call-sites\">Runner call sites</h2>" + _call_sites_table(scan.call_sites))
-    parts.append(f"<h2 id=\"findings\">Findings <small class=muted>{len(findings)}</small></h2>" + _findings_table(findings))
+    parts.append("<h2 id=\"call-sites\">Runner call sites</h2>" + _call_sites_table(scan.call_sites, where=where))
+    parts.append(f"<h2 id=\"findings\">Findings <small class=muted>{len(findings)}</small></h2>"
+                 + _findings_table(findings, where))
     picture = (
         '<a href="callgraph.svg">callgraph.svg</a> · ' if callgraph.get("picture") else ""
     )
@@ -228,7 +254,7 @@ def index_main(scan: ScanResult, entries: Mapping[str, Mapping[str, ModelResult]
     errors = scan.input_errors
     if errors:
         items = "".join(
-            f'<tr><td class="where">{_where(e.path, e.line)}</td><td>{_e(e.reason)}</td></tr>'
+            f'<tr><td class="where">{where(e.path, e.line)}</td><td>{_e(e.reason)}</td></tr>'
             for e in errors
         )
         parts.append(
@@ -238,19 +264,26 @@ def index_main(scan: ScanResult, entries: Mapping[str, Mapping[str, ModelResult]
     return "\n".join(parts)
 
 
-def _findings_table(findings: Sequence[Finding]) -> str:
+def _trouble(models: Mapping[str, ModelResult]) -> int:
+    """Problems first: a target model broken, unknown; a draft head broken or unknown; ok; only missing."""
+    ranks = [{"broken": 0, "unknown": 1}.get(m.verdict, 3 if m.verdict == "ok" else 4) for m in models.values()]
+    ranks = [r + 2 if r < 2 and m.draft else r for r, m in zip(ranks, models.values())]
+    return min(ranks, default=4)
+
+
+def _findings_table(findings: Sequence[Finding], where: Where = _where) -> str:
     if not findings:
         return '<p class="muted">No findings.</p>'
     loud = [f for f in findings if f.severity != "info"]
     quiet = [f for f in findings if f.severity == "info"]
-    text = _findings_rows(loud) if loud else '<p class="muted">No error or warning.</p>'
+    text = _findings_rows(loud, where) if loud else '<p class="muted">No error or warning.</p>'
     if quiet:
         slugs = ", ".join(sorted({f.slug for f in quiet}))
-        text += f"<details><summary>{len(quiet)} info finding(s) ({_e(slugs)})</summary>{_findings_rows(quiet)}</details>"
+        text += f"<details><summary>{len(quiet)} info finding(s) ({_e(slugs)})</summary>{_findings_rows(quiet, where)}</details>"
     return text
 
 
-def _findings_rows(findings: Sequence[Finding]) -> str:
+def _findings_rows(findings: Sequence[Finding], where: Where = _where) -> str:
     rows = []
     for f in sorted(findings, key=lambda f: (SEVERITY_RANK.get(f.severity, 9), f.slug, f.entry or "")):
         entries = finding_entries(f)
@@ -267,7 +300,7 @@ def _findings_rows(findings: Sequence[Finding]) -> str:
 
         rows.append(
             f'<tr><td>{_severity(f.severity)}</td><td><code>{_e(f.slug)}</code></td><td>{who}</td>'
-            f'<td class="where">{_where(f.file, f.line)}</td><td>{_e(f.message)}</td></tr>'
+            f'<td class="where">{where(f.file, f.line)}</td><td class="msg">{_e(f.message)}</td></tr>'
         )
     return (
         '<div class="tablebox"><table><thead><tr><th>severity</th><th>slug</th><th>entry class</th>'
@@ -281,12 +314,14 @@ def _findings_rows(findings: Sequence[Finding]) -> str:
 
 def model_main(entry: str, models: Mapping[str, ModelResult], protocols: list[str],
                findings_of: Callable[[str, str], list[Finding]], sites_of: Callable[[str], list[CallSite]],
-               pictures: Mapping[tuple[str, str], str], sources: Excerpts, graphviz: bool) -> str:
+               pictures: Mapping[tuple[str, str], str], sources: Excerpts, graphviz: bool,
+               where: Where = _where) -> str:
     module, _, name = entry.rpartition(".")
     first = next(iter(models.values()))
+    draft = ' <span class="tag">draft head</span>' if first.draft else ""
     parts = [
-        f"<h1>{_e(name)} <small>{_e(module)}</small></h1>",
-        f'<p class="sub"><code>{_e(entry)}</code> · <span class="mono">{_e(location(first.file, first.line))}</span></p>',
+        f"<h1>{_e(name)} <small>{_e(module)}</small>{draft}</h1>",
+        f'<p class="sub"><code>{_e(entry)}</code> · <span class="mono">{where(first.file, first.line)}</span></p>',
         '<div class="toc">' + "".join(
             f'<a href="#{_e(anchor(p))}">{_badge(models[p].verdict, p + ": " + models[p].verdict)}</a>'
             for p in protocols if p in models
@@ -315,7 +350,7 @@ def model_main(entry: str, models: Mapping[str, ModelResult], protocols: list[st
                 section.append(f'<div class="notice">{_e(why)}</div>')
             section.append(f'<p class="muted">picture: <a href="{_e(chain_file)}.svg">svg</a> · <a href="{_e(chain_file)}.dot">dot</a></p>' if svg
                            else f'<p class="muted">picture source: <a href="{_e(chain_file)}.dot">dot</a></p>')
-            section.append(_chain_table(chain, bad, prefix))
+            section.append(_chain_table(chain, bad, prefix, where))
         if model.state_owner:
             section.append(
                 f'<p class="sub">state: <code>{_e(model.state_owner or "?")}</code>'
@@ -328,14 +363,16 @@ def model_main(entry: str, models: Mapping[str, ModelResult], protocols: list[st
                 hint = f'<div class="hint"><b>fix:</b> {_e(f.hint)}</div>' if f.hint else ""
                 section.append(
                     f'<div class="finding s-{_e(severity)}-box"><header>{_severity(severity)} <code>{_e(f.slug)}</code>'
-                    f' <span class="mono muted">{_e(location(f.file, f.line))}</span></header>'
+                    f' <span class="mono muted">{where(f.file, f.line)}</span></header>'
                     f'<div class="msg">{_e(f.message)}</div>{hint}{sources.excerpt(f.file, f.line)}</div>'
                 )
         else:
             section.append('<p class="muted">None.</p>')
-        section.append("<h3>Runner call sites</h3>" + _call_sites_table(sites_of(protocol), with_protocol=False))
+        section.append("<h3>Runner call sites</h3>"
+                       + _call_sites_table(sites_of(protocol), with_protocol=False, where=where))
         section.append("</section>")
         parts.append("\n".join(section))
+    parts.append(legend().replace(" open>", ">", 1))
     return "\n".join(parts)
 
 
@@ -350,12 +387,12 @@ def _qualname_cell(qualname: str | None) -> str:
     return f'<code class="q" title="{_e(qualname)}">{_e(head)}</code><br><span class="mono muted small">{_e(module)}</span>'
 
 
-def _chain_table(chain: Sequence[Hop], bad: int | None, prefix: str) -> str:
+def _chain_table(chain: Sequence[Hop], bad: int | None, prefix: str, where: Where = _where) -> str:
     rows = []
     for index, hop in enumerate(chain):
         call = ""
         if hop.call_file or hop.call_line:
-            call = f'<br><span class="muted wraps">called at {_where(hop.call_file, hop.call_line)}</span>'
+            call = f'<br><span class="muted wraps">called at {where(hop.call_file, hop.call_line)}</span>'
         ids = _yes_no(hop.passes_ids) if hop.call_line else ""
         how = hop.resolved_by
         if hop.reason:
@@ -364,7 +401,7 @@ def _chain_table(chain: Sequence[Hop], bad: int | None, prefix: str) -> str:
             f'<tr id="{_e(prefix)}-{index}" class="{"bad" if index == bad else ""}"><td>{index + 1}</td>'
             f'<td><span class="tag">{_e(hop.kind)}</span></td>'
             f"<td>{_qualname_cell(hop.qualname)}</td>"
-            f'<td class="where">{_where(hop.file, hop.line)}{call}</td>'
+            f'<td class="where">{where(hop.file, hop.line)}{call}</td>'
             f"<td class=\"resolved\">{_e(how)}</td><td>{ids}</td></tr>"
         )
     return (

@@ -50,6 +50,14 @@ class Typed:
     how: str
 
 
+class _OutsideReason(str):
+    """A reason an attribute is untyped that names a value built outside the scanned tree."""
+
+
+def _reason(text: str, result: object) -> str:
+    return _OutsideReason(text) if getattr(result, "outside", False) else text
+
+
 @dataclass(frozen=True)
 class Untyped:
     why: str
@@ -316,10 +324,14 @@ class Resolver:
             unique.setdefault(t.cls, t)
         if unique:
             return list(unique.values())
-        if reasons:
+        if reasons and not all(isinstance(r, _OutsideReason) for r in reasons):
+            # jedi can only name a class of the tree where a value is built inside it: a
+            # torch.zeros(...) or nn.Linear(...) is no class of ours, whatever jedi says
             jedi_typed = self._jedi_types(classes, attr)
             if jedi_typed:
                 return jedi_typed
+            return Untyped("; ".join(dict.fromkeys(reasons)))
+        if reasons:
             return Untyped("; ".join(dict.fromkeys(reasons)))
         prop = self._property_types(concrete, attr)
         if prop is not None:
@@ -402,7 +414,7 @@ class Resolver:
             if isinstance(result, ClassRef):
                 typed.append(Typed(result, how))
             else:
-                reasons.append(f"self.{attr} = {callee}(...): {result.why}")
+                reasons.append(_reason(f"self.{attr} = {callee}(...): {result.why}", result))
             return
         if callee.startswith("self.") and callee.count(".") == 1:
             self._type_from_self_callee(concrete, callee[5:], attr, typed, reasons)
@@ -430,7 +442,7 @@ class Resolver:
         if isinstance(result, ClassRef):
             typed.append(Typed(result, f"attribute type from {owner.name}.{method.name} (self.{attr} = {callee}(...))"))
         else:
-            reasons.append(f"self.{attr} = {callee}(...): {result.why}")
+            reasons.append(_reason(f"self.{attr} = {callee}(...): {result.why}", result))
 
     def _type_from_registry(self, owner, method, callee, line, attr, typed, reasons) -> None:
         """``self.x = build(..., architectures=["Arch"])``: the registry's class for Arch."""

@@ -3,6 +3,8 @@ file), unpack only ``<pkg>/**/*.py``. Nothing downloaded is ever built or run.""
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import re
 import shutil
@@ -13,6 +15,7 @@ import zipfile
 from pathlib import Path
 
 from tracer.model.errors import UsageError
+from tracer.safeio.auth import load_entry, store_entry
 
 _SPEC = re.compile(r"^\s*([A-Za-z0-9_.\-]+)\s*==\s*([^.\s][^\s]*?)\s*(?:\.\.\s*([^\s]+))?\s*$")
 
@@ -60,7 +63,11 @@ def available_versions(package: str, cache: Path) -> tuple[list[str], str]:
     return sorted(cached, key=version_key), f"cache (index unavailable: {problem})"
 
 
+_VERSION = re.compile(r"^[A-Za-z0-9][A-Za-z0-9.+!_\-]*$")  # a version names a folder: no '/' or '..'
+
+
 def select_versions(versions: list[str], low: str, high: str) -> list[str]:
+    versions = [v for v in versions if _VERSION.match(v) and ".." not in v]
     lo, hi = version_key(low), version_key(high)
     keep_pre = _is_prerelease(low) or _is_prerelease(high)
     chosen = [v for v in versions if lo <= version_key(v) <= hi and (keep_pre or not _is_prerelease(v))]
@@ -102,9 +109,8 @@ def download(package: str, version: str, wheels: Path) -> tuple[str, str]:
 
 
 def fetch_sdist(package: str, version: str, wheels: Path, index: str = "https://pypi.org/pypi") -> Path:
-    """The release's .tar.gz or .zip, by PyPI's JSON API, checked against its SHA-256."""
-    import hashlib
-    import json
+    """The release's .tar.gz or .zip, by PyPI's JSON API, checked against its SHA-256.
+    Fetched as a file; pip never sees it (preparing an sdist runs its setup.py)."""
     import urllib.request
 
     with urllib.request.urlopen(f"{index}/{package}/{version}/json", timeout=60) as response:  # noqa: S310
@@ -138,45 +144,95 @@ def _cached_archive(package: str, version: str, wheels: Path) -> Path | None:
     return None
 
 
+UNPACK_RULE = "2"  # bump when what unpack() keeps changes: older folders are unpacked again
+MAX_MEMBER_BYTES = 64 * 1024 * 1024  # a .py member bigger than this is refused (the scan parses 1 MiB at most)
+MAX_UNPACKED_BYTES = 2 * 1024 * 1024 * 1024  # all members together (a zip bomb is a failed release)
+
+
+def archive_sha256(archive: str | Path) -> str:
+    digest = hashlib.sha256()
+    with open(archive, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _marker(archive_name: str, sha256: str, count: int) -> bytes:
+    return json.dumps({"rule": UNPACK_RULE, "archive": archive_name, "sha256": sha256, "files": count}).encode()
+
+
+def unpacked_from(target: Path) -> dict | None:
+    """What an unpacked folder's marker says (authenticated), or None: not ours, or stale."""
+    payload = load_entry(target / _UNPACKED_MARK, target, 64 * 1024)
+    try:
+        mark = json.loads(payload) if payload is not None else None
+    except ValueError:
+        return None
+    return mark if isinstance(mark, dict) and mark.get("rule") == UNPACK_RULE else None
+
+
 def unpack(package: str, version: str, archive: str, cache: Path) -> str:
-    """Unpack only ``<package>/**/*.py`` into ``cache/<package>-<version>``; reused when done."""
+    """Unpack only ``<package>/**/*.py`` into ``cache/<package>-<version>``, as data.
+
+    A folder is reused only when its authenticated marker names this archive's SHA-256
+    and the current unpack rule (a folder left by an older rule, another archive or
+    anyone else is unpacked again, never trusted). Members are read one by one,
+    bounded; names that leave the folder, links and devices are skipped."""
     target = cache / f"{package}-{version}"
     top = package.replace("-", "_")
-    if (target / _UNPACKED_MARK).exists() or (target / top / "__init__.py").exists() and (
-            target / top).is_dir() and not (target / ".partial").exists():
+    sha256 = archive_sha256(archive)
+    mark = unpacked_from(target)
+    if mark is not None and mark.get("sha256") == sha256:
         return str(target)
     partial = cache / f".{package}-{version}.partial"
     shutil.rmtree(partial, ignore_errors=True)
     partial.mkdir(parents=True)
     pattern = re.compile(rf"^(?:[^/]+/)?(?:python/)?({re.escape(top)}/.*\.py)$")
-    count = 0
-    if archive.endswith((".whl", ".zip")):
-        # members are read as data one by one; names that leave the folder are skipped
-        with zipfile.ZipFile(archive) as zf:
-            for name in zf.namelist():
-                match = pattern.match(name) if not name.startswith(top + "/") else re.match(r"^(.*\.py)$", name)
-                if match and ".." not in name:
-                    dest = partial / match.group(1)
-                    dest.parent.mkdir(parents=True, exist_ok=True)
-                    dest.write_bytes(zf.read(name))
-                    count += 1
-    else:
-        with tarfile.open(archive) as tf:
-            for member in tf.getmembers():
-                match = pattern.match(member.name)
-                if match and member.isfile() and ".." not in member.name:
-                    dest = partial / match.group(1)
-                    dest.parent.mkdir(parents=True, exist_ok=True)
+    count = total = 0
+
+    def keep(relative: str, name: str, size: int, read) -> None:
+        nonlocal count, total
+        if size > MAX_MEMBER_BYTES:
+            raise ValueError(f"{name}: {size} bytes; members over {MAX_MEMBER_BYTES >> 20} MiB are refused")
+        data = read(MAX_MEMBER_BYTES + 1)
+        total += len(data)
+        if len(data) > MAX_MEMBER_BYTES or total > MAX_UNPACKED_BYTES:
+            raise ValueError(f"{name}: unpacks to more than its bound (a zip bomb?)")
+        dest = partial / relative
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        dest.write_bytes(data)
+        count += 1
+
+    try:
+        if archive.endswith((".whl", ".zip")):
+            with zipfile.ZipFile(archive) as zf:
+                for info in zf.infolist():
+                    name = info.filename
+                    match = pattern.match(name) if not name.startswith(top + "/") else re.match(r"^(.*\.py)$", name)
+                    if not match or ".." in name.split("/") or info.is_dir() or name.startswith("/"):
+                        continue
+                    if (info.external_attr >> 16) & 0o170000 not in (0, 0o100000):
+                        continue  # a link or a device stored in the zip
+                    with zf.open(info) as stream:
+                        keep(match.group(1), name, info.file_size, stream.read)
+        else:
+            with tarfile.open(archive) as tf:
+                for member in tf:
+                    match = pattern.match(member.name)
+                    if not match or not member.isfile() or ".." in member.name.split("/"):
+                        continue
                     src = tf.extractfile(member)
                     if src is None:
                         continue
                     with src:
-                        dest.write_bytes(src.read())
-                    count += 1
-    if not count:
+                        keep(match.group(1), member.name, member.size, src.read)
+        if not count:
+            raise ValueError(f"{Path(archive).name} holds no {top}/**/*.py")
+        if not store_entry(partial / _UNPACKED_MARK, partial, _marker(Path(archive).name, sha256, count)):
+            raise OSError(f"cannot write {partial / _UNPACKED_MARK}")
+    except BaseException:
         shutil.rmtree(partial, ignore_errors=True)
-        raise ValueError(f"{Path(archive).name} holds no {top}/**/*.py")
-    (partial / _UNPACKED_MARK).write_text(f"{count} files from {Path(archive).name}\n")
+        raise
     shutil.rmtree(target, ignore_errors=True)
     os.replace(partial, target)
     return str(target)

@@ -50,7 +50,8 @@ def build_history(sweep: Sweep) -> dict:
         "failed": [{"release": r.version, "stage": r.failed_stage, "reason": r.reason}
                    for r in sweep.releases if r.failed_stage],
         "protocols": sorted({m["protocol"] for m in models}),
-        "per_release": {r.version: {"seconds": r.seconds, "stats": (r.scan or {})["stats"],
+        "per_release": {r.version: {"seconds": r.seconds, "archive": Path(r.archive).name if r.archive else "",
+                                    "sha256": r.sha256, "stats": (r.scan or {})["stats"],
                                     "protocols_absent": (r.scan or {})["protocols_absent"],
                                     "counts": _counts((r.scan or {})["models"])} for r in scanned},
         "models": models, "stats": sweep.stats,

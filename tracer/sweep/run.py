@@ -13,13 +13,14 @@ from tracer.api import scan_tree
 from tracer.model.errors import UsageError
 from tracer.model.results import ScanResult
 from tracer.present.scan_json import stats_to_json
-from tracer.sweep.fetch import _UNPACKED_MARK, available_versions, download, parse_spec, select_versions, unpack
+from tracer.sweep.fetch import available_versions, download, parse_spec, select_versions, unpack, unpacked_from
 
 
 @dataclass
 class Release:
     version: str
     archive: str = ""  # downloaded wheel or sdist
+    sha256: str = ""  # of the archive, as scanned
     tree: str = ""  # unpacked folder holding <pkg>/
     scan: dict | None = None
     failed_stage: str = ""  # download | unpack | scan
@@ -78,19 +79,25 @@ def run_sweep(spec: str, cache: Path, scan_cache: Path, jobs: int, protocols: li
     wheels = cache / "wheels"
 
     def fetch(release: Release) -> None:
-        release.archive, why = download(package, release.version, wheels)
+        # any failure is this release's, never the sweep's, and is listed with its reason
+        try:
+            release.archive, why = download(package, release.version, wheels)
+        except Exception as exc:  # noqa: BLE001
+            release.archive, why = "", f"{type(exc).__name__}: {exc}"
         if not release.archive:
-            release.failed_stage, release.reason = "download", why
+            release.failed_stage, release.reason = "download", why or "not downloaded"
             return
         try:
             release.tree = unpack(package, release.version, release.archive, cache)
-        except Exception as exc:  # noqa: BLE001 - any failure is this release's, never the sweep's
+            release.sha256 = (unpacked_from(Path(release.tree)) or {}).get("sha256", "")
+        except Exception as exc:  # noqa: BLE001
+            release.tree = ""
             release.failed_stage, release.reason = "unpack", f"{type(exc).__name__}: {exc}"
 
     t0 = time.perf_counter()
     with ThreadPoolExecutor(max_workers=max(1, download_jobs)) as pool:
-        for _ in as_completed([pool.submit(fetch, r) for r in sweep.releases]):
-            pass
+        for done in as_completed([pool.submit(fetch, r) for r in sweep.releases]):
+            done.result()  # fetch catches everything; an escape here is a bug worth seeing
     fetched = time.perf_counter() - t0
     ready = [r for r in sweep.releases if r.tree]
     log(f"downloaded/unpacked {len(ready)} of {len(chosen)} in {fetched:.1f} s; scanning with {jobs} workers")
@@ -101,14 +108,18 @@ def run_sweep(spec: str, cache: Path, scan_cache: Path, jobs: int, protocols: li
     # files, so after the run's first release it mostly hits the shared cache. Two runs
     # per worker, handed out as workers free up, even out runs of unequal cost.
     chunks = _chunks([r.version for r in ready], 2 * max(1, jobs), [_tree_weight(r.tree) for r in ready])
+    def job(version: str) -> tuple[str, str, list[str] | None, str]:
+        return version, by_version[version].tree, protocols, str(scan_cache)
+
+    retry: list[str] = []
     with ProcessPoolExecutor(max_workers=max(1, min(jobs, len(chunks)))) as workers:
-        futures = [workers.submit(_scan_chunk, [(v, by_version[v].tree, protocols, str(scan_cache)) for v in chunk])
-                   for chunk in chunks]
+        futures = [workers.submit(_scan_chunk, [job(v) for v in chunk]) for chunk in chunks]
         for future, chunk in zip(futures, chunks):
             try:
                 outcomes = future.result()
-            except Exception as exc:  # noqa: BLE001 - a worker that died loses only its own releases
-                outcomes = [(v, None, f"the scanning process died ({type(exc).__name__})", 0.0) for v in chunk]
+            except Exception:  # noqa: BLE001 - a worker died (BrokenProcessPool breaks every pending chunk)
+                retry.extend(chunk)
+                continue
             for version, data, error, seconds in outcomes:
                 release = by_version[version]
                 release.seconds = round(seconds, 2)
@@ -117,6 +128,17 @@ def run_sweep(spec: str, cache: Path, scan_cache: Path, jobs: int, protocols: li
                 else:
                     release.scan = data
                 log(f"  {version}: {'failed: ' + error if error else 'scanned'} ({seconds:.1f} s)")
+    # The releases of the chunks a dead worker took down, each in a process of its own:
+    # the one that kills its process is listed as failed, the others are scanned.
+    for version in retry:
+        version, data, error, seconds = _scan_isolated(job(version))
+        release = by_version[version]
+        release.seconds = round(seconds, 2)
+        if data is None:
+            release.failed_stage, release.reason = "scan", error
+        else:
+            release.scan = data
+        log(f"  {version}: {'failed: ' + error if error else 'scanned'} ({seconds:.1f} s, alone)")
     sweep.stats = {"releases": len(chosen), "scanned": sum(1 for r in sweep.releases if r.scan),
                    "failed": sum(1 for r in sweep.releases if r.failed_stage),
                    "download_seconds": round(fetched, 2), "scan_seconds": round(time.perf_counter() - t0, 2),
@@ -142,11 +164,18 @@ def _chunks(items: list[str], count: int, weights: list[int] | None = None) -> l
 
 
 def _tree_weight(tree: str) -> int:
-    mark = Path(tree) / _UNPACKED_MARK
+    files = (unpacked_from(Path(tree)) or {}).get("files")
+    return files if isinstance(files, int) else sum(1 for _ in Path(tree).rglob("*.py"))
+
+
+def _scan_isolated(job: tuple[str, str, list[str] | None, str]) -> tuple[str, dict | None, str, float]:
+    started = time.perf_counter()
     try:
-        return int(mark.read_text().split()[0])
-    except (OSError, ValueError, IndexError):
-        return sum(1 for _ in Path(tree).rglob("*.py"))
+        with ProcessPoolExecutor(max_workers=1) as alone:
+            return alone.submit(_scan_chunk, [job]).result()[0]
+    except Exception as exc:  # noqa: BLE001 - this release kills its process: its failure alone
+        return job[0], None, f"the scanning process died ({type(exc).__name__}: a native crash or out of memory)", \
+            time.perf_counter() - started
 
 
 def _scan_chunk(jobs: list[tuple[str, str, list[str] | None, str]]) -> list[tuple[str, dict | None, str, float]]:

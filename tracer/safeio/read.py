@@ -1,0 +1,99 @@
+"""The reading rule: every file tracer opens (sources, cache entries, lint records,
+rules packs, [tool.tracer], baselines, HF configs, safetensors headers, scan JSON)
+is read here.
+
+- regular files only: a FIFO, a socket, a device (``/dev/zero``), a folder are refused;
+- opened with O_NONBLOCK (a FIFO never blocks the open) and O_NOCTTY;
+- size-bounded: at most ``limit`` bytes are ever read; a bigger file is refused
+  (``read_bytes``) or cut (``read_or_none(..., cut=True)``, for sources whose size
+  the caller checks itself);
+- inside its root: with ``root``, a path whose real path leaves the root (a link
+  to ``/etc/shadow``) is refused, and the real path is opened with O_NOFOLLOW.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+_KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a device"),
+          (stat.S_ISBLK, "a device"), (stat.S_ISSOCK, "a socket"))
+
+
+class Unreadable(OSError):
+    """A file the reading rule refuses; ``str()`` is one line naming the file and why."""
+
+    def __init__(self, path: str | Path, why: str):
+        super().__init__(f"{path}: {why}")
+        self.path = str(path)
+        self.why = why
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.why}"
+
+
+def is_within(path: str | Path, root: str | Path) -> bool:
+    """Does ``path``'s real path (links followed) lie inside ``root``'s?"""
+    try:
+        Path(os.path.realpath(path)).relative_to(os.path.realpath(root))
+        return True
+    except ValueError:
+        return False
+
+
+def _size_words(limit: int) -> str:
+    return f"{limit // (1024 * 1024)} MiB" if limit >= 1024 * 1024 else f"{max(1, limit // 1024)} KiB"
+
+
+def read_bytes(path: str | Path, limit: int, root: str | Path | None = None, cut: bool = False) -> bytes:
+    """The bytes of a regular file of at most ``limit`` bytes; :class:`Unreadable` otherwise.
+
+    With ``cut``, a bigger file gives its first ``limit + 1`` bytes instead (the caller
+    sees it is too big and says so itself)."""
+    target = os.fspath(path)
+    flags = _FLAGS
+    if root is not None:
+        real = os.path.realpath(target)
+        if not is_within(real, root):
+            raise Unreadable(path, f"leaves {root} (a link pointing outside); not read")
+        target, flags = real, flags | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        fd = os.open(target, flags)
+    except FileNotFoundError:
+        raise Unreadable(path, "no such file") from None
+    except OSError as exc:
+        raise Unreadable(path, f"cannot open: {exc.strerror or exc}") from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            kind = next((word for test, word in _KINDS if test(mode)), "not a regular file")
+            raise Unreadable(path, f"is {kind}, not a regular file; not read")
+        chunks, left = [], limit + 1
+        while left > 0:
+            chunk = os.read(fd, min(left, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+        data = b"".join(chunks)
+    except BlockingIOError:
+        raise Unreadable(path, "would block; not read") from None
+    except Unreadable:
+        raise
+    except OSError as exc:
+        raise Unreadable(path, f"cannot read: {exc.strerror or exc}") from None
+    finally:
+        os.close(fd)
+    if len(data) > limit and not cut:
+        raise Unreadable(path, f"larger than {_size_words(limit)}; not read")
+    return data
+
+
+def read_or_none(path: str | Path, limit: int, root: str | Path | None = None, cut: bool = False) -> bytes | None:
+    """:func:`read_bytes`, with None for a refused or missing file."""
+    try:
+        return read_bytes(path, limit, root, cut)
+    except Unreadable:
+        return None

@@ -1,0 +1,103 @@
+"""The writing rule: every file tracer writes (reports, pictures, JSON/SARIF output,
+baselines, cache entries, sweep pages) is written here.
+
+- inside its output folder: with ``root``, the target must lie inside it, and no
+  folder between the root and the file may be a link (a shipped
+  ``report/models -> /elsewhere`` must not be written through);
+- never through a link: a target that is a link is refused;
+- temp file in the same folder, then rename: no reader ever sees half a file, and
+  an interrupted write leaves no temp file behind (the temp name is registered so
+  that an interrupt handler can remove it).
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import threading
+from pathlib import Path
+
+_PENDING: set[str] = set()  # temp files being written right now (removed by the interrupt handler)
+_LOCK = threading.Lock()
+
+
+class Unwritable(OSError):
+    """A write the rule refuses; ``str()`` is one line naming the file and why."""
+
+    def __init__(self, path: str | Path, why: str):
+        super().__init__(f"{path}: {why}")
+        self.path = str(path)
+        self.why = why
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.why}"
+
+
+def check_target(path: str | Path, root: str | Path | None = None) -> Path:
+    """``path`` if writing it keeps to the rule, else :class:`Unwritable`."""
+    target = Path(path)
+    if target.is_symlink():
+        raise Unwritable(target, "is a symbolic link; tracer does not write through links")
+    if root is not None:
+        base = Path(os.path.abspath(root))
+        absolute = Path(os.path.abspath(target))
+        try:
+            relative = absolute.relative_to(base)
+        except ValueError:
+            raise Unwritable(target, f"is outside {root}; not written") from None
+        if ".." in relative.parts:
+            raise Unwritable(target, f"leaves {root}; not written")
+        step = base
+        for part in relative.parts[:-1]:
+            step = step / part
+            if step.is_symlink():
+                raise Unwritable(target, f"{step} is a symbolic link; tracer does not write through links")
+    return target
+
+
+def write_bytes(path: str | Path, data: bytes, root: str | Path | None = None, mode: int | None = None) -> Path:
+    """Write ``data`` to ``path`` by temp file + rename, keeping to the writing rule."""
+    target = check_target(path, root)
+    folder = target.parent if str(target.parent) else Path(".")
+    folder.mkdir(parents=True, exist_ok=True)
+    if root is not None:
+        check_target(target, root)  # a folder made a link meanwhile
+    # The name is registered before the file exists: an interrupt between creating the
+    # file and registering it (inside tempfile.mkstemp) left a temp file behind.
+    tmp = os.path.join(folder, f".{target.name[:80]}.{os.getpid()}.{secrets.token_hex(6)}.tmp")
+    with _LOCK:
+        _PENDING.add(tmp)
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        if mode is not None:
+            os.chmod(tmp, mode)
+        os.replace(tmp, target)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    finally:
+        with _LOCK:
+            _PENDING.discard(tmp)
+    return target
+
+
+def remove_pending() -> None:
+    """Remove the temp files of writes still under way (an interrupt: the process ends now;
+    never blocks on a lock the interrupted thread may hold)."""
+    locked = _LOCK.acquire(timeout=0.1)
+    try:
+        pending = list(_PENDING)
+        _PENDING.clear()
+    finally:
+        if locked:
+            _LOCK.release()
+    for tmp in pending:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
