@@ -64,14 +64,14 @@ def _layout(path: str | Path) -> tuple[Layout, str]:
     return Layout(root, base, prefix.split(".")[0], "", "python"), prefix
 
 
-def _compile_all(files: list[SourceFile], store: Store, jobs: int,
+def _compile_all(files: list[SourceFile], root: Path, store: Store, jobs: int,
                  progress: Callable[[str], None] | None) -> tuple[list[ModuleIR], list[str], dict[str, int]]:
     counts = {"cache_hits": 0, "files_parsed": 0, "unreadable": 0}
     keys: list[str] = []
     blobs: dict[int, bytes] = {}
     todo: list[tuple[int, str, tuple[str, str, bool, bytes]]] = []
     for i, f in enumerate(files):
-        data = read_regular_bytes(f.abspath, MAX_FILE_BYTES)
+        data = read_regular_bytes(f.abspath, MAX_FILE_BYTES, root)
         if data is None:
             counts["unreadable"] += 1
             keys.append("")
@@ -102,7 +102,7 @@ def _compile_all(files: list[SourceFile], store: Store, jobs: int,
             irs.append(decode(blobs[i]))
         except (ValueError, EOFError, TypeError):  # an entry of another shape: compile again
             irs.append(decode(_compile((files[i].module, files[i].path, files[i].is_package,
-                                        read_regular_bytes(files[i].abspath, MAX_FILE_BYTES) or b""))))
+                                        read_regular_bytes(files[i].abspath, MAX_FILE_BYTES, root) or b""))))
     return irs, keys, counts
 
 
@@ -127,7 +127,7 @@ def whole_call_graph(path: str | Path, cache: SummaryCache, jobs: int = 0,
     layout, prefix = _layout(path)
     files, problems = list_sources(layout)
     store = Store(cache.directory)
-    irs, keys, counts = _compile_all(files, store, jobs, progress)
+    irs, keys, counts = _compile_all(files, layout.base, store, jobs, progress)
     parsed = time.perf_counter()
     whole_key = tree_key(keys)
     answer = store.load_value(whole_key)

@@ -69,7 +69,9 @@ class Calls(Heap):
 
     def call_value(self, site: Site, v: Value) -> None:
         t = v[0]
-        if t == "f" or t == "sm":
+        if t == "f" and site.kind == "call" and site.shape == "self-attribute":
+            self.invoke(site._replace(kind="callback"), v[1], None)  # a plain function kept on the instance
+        elif t == "f" or t == "sm":
             self.invoke(site, v[1], None)
         elif t == "b":
             self.invoke(site, v[1], v[2])

@@ -93,6 +93,7 @@ class Compiler(ExprCompiler):
 
             def head(node: ast.For | ast.AsyncFor = node, source: int = source) -> None:
                 element = self.var()
+                self.element_vars.add(element)  # a name bound here holds what a container held
                 if source >= 0:
                     self.emit("iter", element, source, scope.edge, node.lineno)
                 self.assign(scope, node.target, element)

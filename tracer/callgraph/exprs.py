@@ -55,6 +55,7 @@ class ExprCompiler:
         self.shapes: dict[int, Shape] = {}
         self.calls = 0
         self.scopes_all: list[Scope] = []
+        self.element_vars: set[int] = set()  # loop variables: a function called through one was passed around
 
     # -- variables -----------------------------------------------------------------
     def var(self) -> int:
@@ -340,6 +341,9 @@ class ExprCompiler:
                 s = s.parent
             if s is not None and func.id in s.params and s.env.get(func.id) == frozenset((s.params[func.id][1],)):
                 return "callback", "parameter"
+            versions = s.env.get(func.id) if s is not None else None
+            if versions and versions <= self.element_vars:
+                return "callback", "element"
             return "call", "name"
         if isinstance(func, ast.Attribute):
             base = func.value

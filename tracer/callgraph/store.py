@@ -1,20 +1,20 @@
 """The call graph's on-disk cache: each file's compiled IR by content hash, and the
 whole answer by the hash of every file's key (an unchanged tree is answered without
 solving). Entries are ``marshal`` data (plain tuples, lists, strings and numbers;
-loading one runs nothing) behind a SHA-256 line, written atomically; a bad entry is
-ignored and rebuilt, a cache that cannot be written only costs speed."""
+loading one runs nothing) behind an HMAC line (:mod:`tracer.safeio.auth`: an entry this
+user did not write is never decoded), written atomically; a bad entry is ignored and
+rebuilt, a cache that cannot be written only costs speed."""
 
 from __future__ import annotations
 
 import hashlib
 import marshal
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from tracer import __version__
 from tracer.callgraph.ir import ClassIR, ModuleIR, Param, ScopeIR
+from tracer.safeio.auth import load_entry, store_entry
 
 SCHEMA = "cg1"  # bump when the IR or the answer changes shape
 
@@ -69,46 +69,27 @@ def decode(blob: bytes) -> ModuleIR:
 
 
 class Store:
+    """Entries under ``<cache>/callgraph/``, read and written by the cache rule of
+    :mod:`tracer.safeio.auth` (HMAC by this user's key, regular files only, bounded, temp +
+    rename, never through a link): ``marshal`` is not safe on data someone else made."""
+
     def __init__(self, directory: Path | None):
-        self.directory = directory / "callgraph" if directory else None
+        self.root = Path(directory) if directory else None
+        self.directory = self.root / "callgraph" if self.root else None
 
     def _path(self, key: str) -> Path:
         assert self.directory is not None
         return self.directory / key[:2] / key
 
     def load(self, key: str) -> bytes | None:
-        if self.directory is None:
+        if self.root is None:
             return None
-        try:
-            with open(self._path(key), "rb") as fh:
-                blob = fh.read(MAX_ENTRY_BYTES + 1)
-        except OSError:
-            return None
-        checksum, _, payload = blob.partition(b"\n")
-        if len(blob) > MAX_ENTRY_BYTES or hashlib.sha256(payload).hexdigest().encode() != checksum:
-            return None
-        return payload
+        return load_entry(self._path(key), self.root, MAX_ENTRY_BYTES)
 
     def store(self, key: str, payload: bytes) -> None:
-        if self.directory is None:
+        if self.root is None:
             return
-        path = self._path(key)
-        tmp = None
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(hashlib.sha256(payload).hexdigest().encode() + b"\n" + payload)
-            os.replace(tmp, path)
-            tmp = None
-        except OSError:
-            pass
-        finally:
-            if tmp is not None:
-                try:
-                    os.unlink(tmp)
-                except OSError:
-                    pass
+        store_entry(self._path(key), self.root, payload)  # a cache that cannot be written only costs speed
 
     def load_value(self, key: str) -> Any:
         payload = self.load(key)
