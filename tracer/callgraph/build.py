@@ -117,7 +117,7 @@ def solve_tree(irs: list[ModuleIR], prefix: str = "") -> tuple[list[str], list[t
     unbound = {k: n for k, n in sorted(status.items()) if k not in ("bound", "external")}
     stats = {"calls_total": len(solver.sites), "calls_bound": status.get("bound", 0),
              "calls_external": status.get("external", 0), "calls_unbound": sum(unbound.values()),
-             "unbound_by_cause": unbound}
+             "unbound_by_cause": unbound, "values_cut": solver.values_cut}
     return nodes, edges, stats
 
 

@@ -24,10 +24,10 @@ class Shape:
 
 
 def const_key(node: ast.AST) -> Any:
-    """The key a constant subscript names (None when it is not a constant): a name-like string
-    (messages and docstrings are no keys) or a small int."""
+    """The key a constant subscript names (None when it is not a constant): a short string
+    without blanks (messages and docstrings are no keys) or a small int."""
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
-        return node.value if len(node.value) <= 64 and node.value.replace("-", "_").replace(".", "_").isidentifier() else None
+        return node.value if len(node.value) <= 64 and not any(c.isspace() for c in node.value) else None
     if isinstance(node, ast.Constant) and isinstance(node.value, int) and not isinstance(node.value, bool):
         return node.value if -64 <= node.value <= 1024 else None
     if (isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant)

@@ -30,6 +30,9 @@ from tracer.callgraph.ir import ModuleIR, ScopeIR
 
 BUILTIN_NAMES = frozenset(dir(builtins))
 MAX_ROUNDS = 40
+MAX_JOINED = 64  # strings a binop may make from known string parts
+MAX_KEYS = 16  # constants one variable may hold
+MAX_VALUES = 256  # values one variable may hold
 
 
 class Solver(Calls):
@@ -39,6 +42,8 @@ class Solver(Calls):
         self.succ: dict[int, set[int]] = {}
         self.watch: dict[int, list[Callable[[Iterable[Value]], object]]] = {}
         self.pending: dict[int, set[Value]] = {}
+        self.key_count: dict[int, int] = {}
+        self.values_cut = 0
         self.queue: list[int] = []
         self.values: dict[Value, Value] = {}
         self.edges: dict[tuple[int, int], str] = {}
@@ -100,6 +105,10 @@ class Solver(Calls):
         new = [v for v in values if v not in have]
         if not new:
             return
+        if len(have) + len(new) > MAX_VALUES or any(v[0] == "k" for v in new):
+            new = self.within_budget(var, have, new)
+            if not new:
+                return
         have.update(new)
         pending = self.pending.get(var)
         if pending is None:
@@ -107,6 +116,25 @@ class Solver(Calls):
             self.queue.append(var)
         else:
             pending.update(new)
+
+    def within_budget(self, var: int, have: set[Value], new: list[Value]) -> list[Value]:
+        """What of ``new`` a variable may still take: at most MAX_KEYS constants (a key or a name
+        that many ways is no lookup anyone can follow) and MAX_VALUES values in all. What is cut is
+        counted (``stats.values_cut``): it is a bound on the fixpoint's cost, paid in recall."""
+        keys = self.key_count.get(var, 0)
+        kept: list[Value] = []
+        for v in new:
+            if v[0] == "k":
+                if keys >= MAX_KEYS:
+                    self.values_cut += 1
+                    continue
+                keys += 1
+            if len(have) + len(kept) >= MAX_VALUES:
+                self.values_cut += 1
+                continue
+            kept.append(v)
+        self.key_count[var] = keys
+        return kept
 
     def edge(self, src: int, dst: int) -> None:
         if src < 0 or dst < 0 or src == dst:
@@ -305,9 +333,12 @@ class Solver(Calls):
 
         def combine(_: Iterable[Value]) -> None:
             left, right = tuple(self.pts.get(a, ())), tuple(self.pts.get(b, ()))
-            strings = [self.V("k", "str", x[2] + y[2]) for x in left for y in right
-                       if x[0] == "k" and y[0] == "k" and x[1] == "str" and y[1] == "str"]
-            self.add(dst, strings[:64])
+            ls = [x[2] for x in left if x[0] == "k" and x[1] == "str"]
+            rs = [y[2] for y in right if y[0] == "k" and y[1] == "str"]
+            # a name built from a few known parts ("on_" + event); beyond that the product is
+            # no name anyone looks up, and recomputing it on every new value was quadratic
+            if ls and rs and len(ls) * len(rs) <= MAX_JOINED:
+                self.add(dst, [self.V("k", "str", x + y) for x in ls for y in rs])
             objs = [v for v in left + right if v[0] == "o"]
             if objs:
                 self.add(dst, (self.new_obj(oid, "list"),))
@@ -356,8 +387,11 @@ class Solver(Calls):
                 dst, self.bound_values(vals, recv, cid, recv[0] == "i", getter))), after=v[1])
         elif t == "m":
             self.module_attr(v[1], name, dst)
-        elif t == "x" and v[1].count(".") < 4:  # names of modules outside the tree (torch.nn.functional.relu)
-            self.add(dst, (self.V("x", f"{v[1]}.{name}"),))
+        elif t == "x":
+            # something outside the tree: its attributes are outside too, and the imported name is
+            # all that is kept (torch.nn.Module is torch.nn's); dotted names grown from every external
+            # value a variable holds were millions of values on sglang/srt and nothing used them
+            self.add(dst, (v,))
         elif t == "o" and name in CONTAINER_METHODS:
             self.add(dst, (self.V("bm", name, v),))
         elif t == "p" and name in ("setter", "getter", "deleter"):
@@ -394,6 +428,10 @@ class Solver(Calls):
     def seed_self(self) -> None:
         """``self`` of a method no known call reached: instances of its class, or of the subclasses
         of it the program creates (an override in a class never created is no edge)."""
+        made_of: dict[int, list[int]] = {}  # class -> the created classes whose MRO holds it
+        for k in sorted(self.instantiated):
+            for c in self.mro(k):
+                made_of.setdefault(c, []).append(k)
         for uid, scope in enumerate(self.scopes):
             if scope.owner < 0 or scope.method not in ("instance", "class") or not scope.params:
                 continue
@@ -404,7 +442,7 @@ class Solver(Calls):
             if self.pts.get(var):
                 continue
             owner = self.owner_cid(uid)
-            made = sorted(k for k in self.instantiated if owner in self.mro(k))
+            made = made_of.get(owner, [])
             tag = "i" if scope.method == "instance" else "c"
             self.add(var, [self.V(tag, k) for k in (made or [owner])])
 
