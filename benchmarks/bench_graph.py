@@ -87,7 +87,7 @@ def main() -> None:
     stats = json.loads(out.read_text())["stats"]
     warm = run(cmd, env)
     warm_stats = json.loads(out.read_text())["stats"]
-    print("| measure (sglang/srt, %d files) | wall s | CPU s | peak RSS MiB |\n|---|---|---|---|" % len(files))
+    print(f"| measure (sglang/srt, {len(files)} files) | wall s | CPU s | peak RSS MiB |\n|---|---|---|---|")
     print(f"| libcst.parse_module of every file, {args.jobs} processes | {parse_wall:.1f} | {parse_cpu:.1f} | |")
     print(f"| `tracer graph --all`, cold cache | {cold[0]:.1f} | {cold[1]:.1f} | {cold[2]:.0f} |")
     print(f"| `tracer graph --all`, warm (nothing changed) | {warm[0]:.2f} | {warm[1]:.2f} | {warm[2]:.0f} |")
