@@ -106,10 +106,13 @@ def _compile_all(files: list[SourceFile], root: Path, store: Store, jobs: int,
     return irs, keys, counts
 
 
-def solve_tree(irs: list[ModuleIR], prefix: str = "") -> tuple[list[str], list[tuple[str, str, str]], dict[str, Any]]:
+def solve_tree(irs: list[ModuleIR], prefix: str = "", entry_seeds: dict[str, str] | None = None,
+               ) -> tuple[list[str], list[tuple[str, str, str]], dict[str, Any]]:
     """(nodes, edges as (caller, callee, kind), call statistics) of compiled modules; ``prefix``:
-    the package the scanned folder is, against which an absolute import is also tried."""
-    solver = Solver([ir for ir in irs if not ir.error], prefix)
+    the package the scanned folder is, against which an absolute import is also tried;
+    ``entry_seeds``: protocol method -> the module variable that names entry classes (a
+    receiver of that method no class of the tree reaches is taken to be one of them)."""
+    solver = Solver([ir for ir in irs if not ir.error], prefix, entry_seeds)
     solver.solve()
     nodes = sorted({s.name for s in solver.scopes})
     edges = sorted({(solver.scopes[u].name, solver.scopes[v].name, kind) for (u, v), kind in solver.edges.items()})
@@ -117,24 +120,26 @@ def solve_tree(irs: list[ModuleIR], prefix: str = "") -> tuple[list[str], list[t
     unbound = {k: n for k, n in sorted(status.items()) if k not in ("bound", "external")}
     stats = {"calls_total": len(solver.sites), "calls_bound": status.get("bound", 0),
              "calls_external": status.get("external", 0), "calls_unbound": sum(unbound.values()),
-             "unbound_by_cause": unbound, "values_cut": solver.values_cut}
+             "unbound_by_cause": unbound, "values_cut": solver.values_cut,
+             "receivers_seeded_with_entry_classes": solver.entry_seeded}
     return nodes, edges, stats
 
 
 def whole_call_graph(path: str | Path, cache: SummaryCache, jobs: int = 0,
-                     progress: Callable[[str], None] | None = None) -> tuple[nx.DiGraph, dict[str, Any]]:
+                     progress: Callable[[str], None] | None = None,
+                     entry_seeds: dict[str, str] | None = None) -> tuple[nx.DiGraph, dict[str, Any]]:
     started = time.perf_counter()
     layout, prefix = _layout(path)
     files, problems = list_sources(layout)
     store = Store(cache.directory)
     irs, keys, counts = _compile_all(files, layout.base, store, jobs, progress)
     parsed = time.perf_counter()
-    whole_key = tree_key(keys)
+    whole_key = tree_key(keys + [f"seed:{m}={v}" for m, v in sorted((entry_seeds or {}).items())])
     answer = store.load_value(whole_key)
     if not (isinstance(answer, tuple) and len(answer) == 3):
         if progress:
             progress(f"solving {len(irs)} modules")
-        nodes, edges, call_stats = solve_tree(irs, prefix)
+        nodes, edges, call_stats = solve_tree(irs, prefix, entry_seeds)
         answer = (nodes, edges, call_stats)
         store.store_value(whole_key, answer)
         counts["answer_cached"] = 0

@@ -36,8 +36,12 @@ MAX_VALUES = 256  # values one variable may hold
 
 
 class Solver(Calls):
-    def __init__(self, modules: list[ModuleIR], prefix: str = ""):
+    def __init__(self, modules: list[ModuleIR], prefix: str = "", entry_seeds: dict[str, str] | None = None):
         self.prefix = prefix
+        self.entry_seeds = dict(entry_seeds or {})  # method name -> module variable naming entry classes
+        self.entry_vars: dict[str, int] = {}
+        self.entry_seeded = 0
+        self.unbudgeted: set[int] = set()  # variables the value budget does not cut (seeded receivers)
         self.pts: dict[int, set[Value]] = {}
         self.succ: dict[int, set[int]] = {}
         self.watch: dict[int, list[Callable[[Iterable[Value]], object]]] = {}
@@ -105,7 +109,7 @@ class Solver(Calls):
         new = [v for v in values if v not in have]
         if not new:
             return
-        if len(have) + len(new) > MAX_VALUES or any(v[0] == "k" for v in new):
+        if (len(have) + len(new) > MAX_VALUES or any(v[0] == "k" for v in new)) and var not in self.unbudgeted:
             new = self.within_budget(var, have, new)
             if not new:
                 return
@@ -363,6 +367,28 @@ class Solver(Calls):
 
     def attr_instr(self, dst: int, obj: int, name: str, caller: int, line: int) -> None:
         self.each(obj, lambda v: self.attr_value(v, name, dst, caller, line))
+        if name in self.entry_seeds:
+            self.unbudgeted.update((obj, dst))  # every entry class may be the receiver: none is cut
+            # a protocol's method read off a receiver no class of the tree reaches (the runner's
+            # model, built from a registry at run time): the receiver is one of the entry classes
+            self.deferred.append((True, lambda: not any(v[0] in ("i", "c") for v in self.pts.get(obj, ())),
+                                  lambda: self.seed_entries(obj, self.entry_seeds[name])))
+
+    def seed_entries(self, obj: int, variable: str) -> None:
+        found = self.entry_vars.get(variable)
+        if found is None:
+            found = self.entry_vars[variable] = self.new_var()
+            self.unbudgeted.add(found)
+            into = found
+
+            def classes(vals: Iterable[Value]) -> None:
+                self.add(into, [self.V("i", v[1]) for v in vals if v[0] == "c"])
+            for (module, name), var in sorted(self.ns.items()):
+                if name == variable:
+                    self.on(var, classes)
+                    self.on(self.elements(var, -1), classes)
+        self.entry_seeded += 1
+        self.edge(found, obj)
 
     def attr_value(self, v: Value, name: str, dst: int, caller: int, line: int) -> None:  # noqa: C901
         t = v[0]

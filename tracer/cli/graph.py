@@ -88,7 +88,8 @@ def _whole(packs: PackOptions, path: str, from_names: tuple[str, ...], depth: in
     from tracer.present import callgraph_view
 
     with progress(f"tracer: building the call graph of {Path(path).name or path}"):
-        g, stats = whole_call_graph(path, summary_cache(packs.cache_dir, packs.use_cache), packs.jobs)
+        g, stats = whole_call_graph(path, summary_cache(packs.cache_dir, packs.use_cache), packs.jobs,
+                                    entry_seeds=entry_seeds(packs))
     summary = (f"{len(g)} nodes, {g.number_of_edges()} edges; {stats['calls_unbound']} calls not bound "
                f"({stats['files_total']} files, {stats['seconds']} s)")
     if from_names:
@@ -113,6 +114,13 @@ def _whole(packs: PackOptions, path: str, from_names: tuple[str, ...], depth: in
     else:
         _emit(g, stats, fmt, out_file)
     click.echo(summary, err=True)
+
+
+def entry_seeds(packs: PackOptions) -> dict[str, str]:
+    """Protocol setter -> the module variable naming entry classes, for the packs that find
+    entry classes that way: the runner's receiver of a setter is an entry class."""
+    return {p.setter: p.entry_variable for p in packs.packs()
+            if p.entry_kind == "module-variable" and p.entry_variable and p.setter}
 
 
 def _emit(g, stats, fmt: str, out_file: str | None) -> None:  # type: ignore[no-untyped-def]
