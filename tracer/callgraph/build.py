@@ -64,20 +64,26 @@ def _layout(path: str | Path) -> tuple[Layout, str]:
     return Layout(root, base, prefix.split(".")[0], "", "python"), prefix
 
 
-def _compile_all(files: list[SourceFile], root: Path, store: Store, jobs: int,
-                 progress: Callable[[str], None] | None) -> tuple[list[ModuleIR], list[str], dict[str, int]]:
-    counts = {"cache_hits": 0, "files_parsed": 0, "unreadable": 0}
+def _read_all(files: list[SourceFile], root: Path) -> tuple[list[str], list[bytes | None]]:
+    """Each file's cache key (its content hash; "" when unreadable) and bytes."""
     keys: list[str] = []
+    datas: list[bytes | None] = []
+    for f in files:
+        data = read_regular_bytes(f.abspath, MAX_FILE_BYTES, root)
+        datas.append(data)
+        keys.append(file_key(data, f.module, f.path, f.is_package) if data is not None else "")
+    return keys, datas
+
+
+def _compile_all(files: list[SourceFile], keys: list[str], datas: list[bytes | None], store: Store, jobs: int,
+                 progress: Callable[[str], None] | None) -> tuple[list[ModuleIR], dict[str, int]]:
+    counts = {"cache_hits": 0, "files_parsed": 0, "unreadable": 0}
     blobs: dict[int, bytes] = {}
     todo: list[tuple[int, str, tuple[str, str, bool, bytes]]] = []
-    for i, f in enumerate(files):
-        data = read_regular_bytes(f.abspath, MAX_FILE_BYTES, root)
+    for i, (f, key, data) in enumerate(zip(files, keys, datas)):
         if data is None:
             counts["unreadable"] += 1
-            keys.append("")
             continue
-        key = file_key(data, f.module, f.path, f.is_package)
-        keys.append(key)
         cached = store.load(key)
         if cached is not None:
             blobs[i] = cached
@@ -101,9 +107,8 @@ def _compile_all(files: list[SourceFile], root: Path, store: Store, jobs: int,
         try:
             irs.append(decode(blobs[i]))
         except (ValueError, EOFError, TypeError):  # an entry of another shape: compile again
-            irs.append(decode(_compile((files[i].module, files[i].path, files[i].is_package,
-                                        read_regular_bytes(files[i].abspath, MAX_FILE_BYTES, root) or b""))))
-    return irs, keys, counts
+            irs.append(decode(_compile((files[i].module, files[i].path, files[i].is_package, datas[i] or b""))))
+    return irs, counts
 
 
 def solve_tree(irs: list[ModuleIR], prefix: str = "", entry_seeds: dict[str, str] | None = None,
@@ -132,20 +137,23 @@ def whole_call_graph(path: str | Path, cache: SummaryCache, jobs: int = 0,
     layout, prefix = _layout(path)
     files, problems = list_sources(layout)
     store = Store(cache.directory)
-    irs, keys, counts = _compile_all(files, layout.base, store, jobs, progress)
-    parsed = time.perf_counter()
+    keys, datas = _read_all(files, layout.base)
     whole_key = tree_key(keys + [f"seed:{m}={v}" for m, v in sorted((entry_seeds or {}).items())])
     answer = store.load_value(whole_key)
-    if not (isinstance(answer, tuple) and len(answer) == 3):
+    if isinstance(answer, tuple) and len(answer) == 4:  # an unchanged tree: no entry decoded, nothing solved
+        nodes, edges, call_stats, ir_errors = answer
+        counts = {"cache_hits": len(files), "files_parsed": 0, "unreadable": keys.count(""), "answer_cached": 1}
+        parsed = time.perf_counter()
+    else:
+        irs, counts = _compile_all(files, keys, datas, store, jobs, progress)
+        parsed = time.perf_counter()
         if progress:
             progress(f"solving {len(irs)} modules")
         nodes, edges, call_stats = solve_tree(irs, prefix, entry_seeds)
-        answer = (nodes, edges, call_stats)
-        store.store_value(whole_key, answer)
+        ir_errors = sum(1 for ir in irs if ir.error)
+        store.store_value(whole_key, (nodes, edges, call_stats, ir_errors))
         counts["answer_cached"] = 0
-    else:
-        counts["answer_cached"] = 1
-    nodes, edges, call_stats = answer
+    del datas
 
     def short(name: str) -> str:
         return name[len(prefix) + 1:] if prefix and name.startswith(prefix + ".") else name
@@ -154,10 +162,9 @@ def whole_call_graph(path: str | Path, cache: SummaryCache, jobs: int = 0,
     graph.add_nodes_from(short(n) for n in nodes)
     for u, v, kind in edges:
         graph.add_edge(short(u), short(v), kind=kind)
-    errors = [ir for ir in irs if ir.error]
     stats = {"files_total": len(files), "files_parsed": counts["files_parsed"], "cache_hits": counts["cache_hits"],
              "answer_cached": bool(counts["answer_cached"]),
-             "input_errors": len(problems) + counts["unreadable"] + len(errors), **call_stats,
+             "input_errors": len(problems) + counts["unreadable"] + ir_errors, **call_stats,
              "seconds_parse": round(parsed - started, 3),
              "seconds": round(time.perf_counter() - started, 3)}
     return graph, stats

@@ -16,7 +16,7 @@ from tracer import __version__
 from tracer.callgraph.ir import ClassIR, ModuleIR, Param, ScopeIR
 from tracer.safeio.auth import load_entry, store_entry
 
-SCHEMA = "cg1"  # bump when the IR or the answer changes shape
+SCHEMA = "cg2"  # bump when the IR or the answer changes shape
 
 
 def _code_fingerprint() -> str:
