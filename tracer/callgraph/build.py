@@ -27,6 +27,7 @@ from tracer.model.errors import InputError, UsageError
 from tracer.model.tree import Layout, SourceFile
 
 MAX_FILE_BYTES = 16 * 1024 * 1024
+IN_PROCESS_BYTES = 64 * 1024
 
 
 def _package_prefix(root: Path) -> str:
@@ -93,8 +94,10 @@ def _compile_all(files: list[SourceFile], keys: list[str], datas: list[bytes | N
     if progress and todo:
         progress(f"parsing {len(todo)} of {len(files)} files")
     workers = jobs if jobs > 0 else min(os.cpu_count() or 1, 8)
-    if len(todo) > 8 and workers > 1:
-        with ProcessPoolExecutor(max_workers=workers) as pool:
+    # a big file is parsed in a worker even alone: ast.parse holds the GIL for seconds on a
+    # megabyte, and in-process an interrupt could not end the command within a second
+    if (len(todo) > 8 and workers > 1) or any(len(job[3]) > IN_PROCESS_BYTES for _, _, job in todo):
+        with ProcessPoolExecutor(max_workers=max(1, min(workers, len(todo)))) as pool:
             results = list(pool.map(_compile, [job for _, _, job in todo], chunksize=8))
     else:
         results = [_compile(job) for _, _, job in todo]
