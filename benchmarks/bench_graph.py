@@ -96,7 +96,8 @@ def main() -> None:
           f"(one process); {stats['calls_bound']} of {stats['calls_total']} calls bound, "
           f"{stats['calls_external']} external, {stats['calls_unbound']} unbound; "
           f"values cut by the budget: {stats.get('values_cut', '?')}")
-    print(f"warm: answer from cache: {warm_stats['answer_cached']}, {warm_stats['cache_hits']} file entries read")
+    print(f"warm: answer from cache: {warm_stats['answer_cached']} ({warm_stats['files_total']} files hashed, "
+          f"{warm_stats['files_parsed']} parsed)")
     print(f"cold / libcst parse: {cold[0] / parse_wall:.2f}x wall, {cold[1] / parse_cpu:.2f}x CPU")
     print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}")
 
