@@ -48,6 +48,8 @@ def test_kimi_wrapper_setter_reaches_the_inherited_deepseek_setter(srt_graph):
     # self.language_model.set_eagle3_layers_to_capture(layer_ids) (kimi_k25.py:939); the
     # language model is a DeepseekV3ForCausalLM, which inherits DeepseekV2ForCausalLM's setter
     assert (f"{KIMI}.{SETTER}", f"{DEEPSEEK}.{SETTER}") in edges
+    # and nothing else: the language model's class is known, no entry class is guessed for it
+    assert {v for u, v in edges if u == f"{KIMI}.{SETTER}"} == {f"{DEEPSEEK}.{SETTER}"}
 
 
 def test_qwen3_vl_moe_reaches_qwen2_moe_model_setter_through_the_class_parameter(srt_graph):
@@ -61,6 +63,12 @@ def test_qwen3_vl_moe_reaches_qwen2_moe_model_setter_through_the_class_parameter
     assert kinds[f"{QWEN3_VL_MOE}.__init__->{QWEN3_VL}.__init__"] == "super"
     assert (f"{QWEN3_VL}.__init__", "models.qwen3_vl_moe.Qwen3MoeLLMModel.__init__") in edges
     assert (f"{QWEN3_VL}.{SETTER}", f"models.qwen2_moe.Qwen2MoeModel.{SETTER}") in edges
+    # (Qwen3_5ForConditionalGeneration passes Qwen3_5ForCausalLM the same way: that edge is real)
+    # entry classes nobody passes as language_model_cls are no targets: no guessing
+    reached = {v for u, v in edges if u == f"{QWEN3_VL}.{SETTER}"}
+    assert f"models.qwen3_5.Qwen3_5ForCausalLM.{SETTER}" in reached
+    assert not reached & {f"models.qwen2.Qwen2ForCausalLM.{SETTER}", f"{DEEPSEEK}.{SETTER}",
+                          f"models.llama.LlamaForCausalLM.{SETTER}"}
 
 
 def test_runner_call_site_reaches_model_setters(srt_graph):

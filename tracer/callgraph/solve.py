@@ -42,6 +42,7 @@ class Solver(Calls):
         self.entry_vars: dict[str, int] = {}
         self.entry_seeded = 0
         self.unbudgeted: set[int] = set()  # variables the value budget does not cut (seeded receivers)
+        self.entry_rules: list[tuple[Callable[[], bool], Callable[[], None]]] = []
         self.pts: dict[int, set[Value]] = {}
         self.succ: dict[int, set[int]] = {}
         self.watch: dict[int, list[Callable[[Iterable[Value]], object]]] = {}
@@ -240,6 +241,11 @@ class Solver(Calls):
                 if late and not self.queue and not seeded:
                     self.seed_self()
                     seeded = True
+                if late and not self.queue and seeded and self.entry_rules:
+                    rules_now, self.entry_rules = self.entry_rules, []
+                    for holds, fire in rules_now:
+                        if holds():
+                            fire()
                 if self.queue:
                     break
             if not self.queue:
@@ -371,8 +377,9 @@ class Solver(Calls):
             self.unbudgeted.update((obj, dst))  # every entry class may be the receiver: none is cut
             # a protocol's method read off a receiver no class of the tree reaches (the runner's
             # model, built from a registry at run time): the receiver is one of the entry classes
-            self.deferred.append((True, lambda: not any(v[0] in ("i", "c") for v in self.pts.get(obj, ())),
-                                  lambda: self.seed_entries(obj, self.entry_seeds[name])))
+            # checked last: only once every other rule (self of methods no call reached included) is done
+            self.entry_rules.append((lambda: not any(v[0] in ("i", "c") for v in self.pts.get(obj, ())),
+                                     lambda: self.seed_entries(obj, self.entry_seeds[name])))
 
     def seed_entries(self, obj: int, variable: str) -> None:
         found = self.entry_vars.get(variable)
