@@ -9,9 +9,9 @@ hand-written expected graph, ``{"caller": ["callee", ...]}``) is one case.
 
 How the numbers are taken:
 
-* tracer: ``tracer graph <case> --all --format json --no-cache`` as a subprocess (the
-  installed command, as a user runs it, or ``--tracer-cmd``); its edges are renamed to
-  PyCG's naming (below).
+* tracer: ``python -m tracer graph <case> --all --format json --no-cache`` as a subprocess,
+  with this checkout first on PYTHONPATH (an installed ``tracer`` may be another checkout's),
+  or ``--tracer-cmd``; its edges are renamed to PyCG's naming (below).
 * PyCG: run the way its own evaluation runs it (micro-benchmark/base.py: entry point
   ``<case>/main.py`` only, package ``<case>``, fix-point iteration), i.e.
   ``pycg --package <case> <case>/main.py -o out.json``. The command is ``--pycg-cmd`` if
@@ -85,9 +85,13 @@ def edges_of(adjacency: dict[str, list[str]], mods: set[str]) -> set[tuple[str, 
     return {(u, v) for u, vs in adjacency.items() for v in vs if in_case(u, mods) and in_case(v, mods)}
 
 
+REPO = Path(__file__).resolve().parent.parent
+
+
 def run_tracer(case: Path, argv: list[str]) -> dict[str, list[str]]:
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH", "")) if p))
     proc = subprocess.run([*argv, "graph", str(case), "--all", "--format", "json", "--no-cache"],
-                          capture_output=True, text=True, timeout=300)
+                          capture_output=True, text=True, timeout=300, env=env)
     if proc.returncode != 0:
         raise RuntimeError(proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else f"rc {proc.returncode}")
     data = json.loads(proc.stdout)
@@ -146,7 +150,8 @@ def main() -> None:
     ap.add_argument("checkout", type=Path, help="a checkout of vitsalis/PyCG")
     ap.add_argument("--tool", choices=["tracer", "pycg", "both"], default="both")
     ap.add_argument("--json", dest="json_out", type=Path, help="write per-case details here")
-    ap.add_argument("--tracer-cmd", default="tracer", help="command that runs tracer (default: tracer)")
+    ap.add_argument("--tracer-cmd", default=f"{shlex.quote(sys.executable)} -m tracer",
+                    help="command that runs tracer (default: this Python, -m tracer, this checkout first)")
     ap.add_argument("--pycg-cmd", help="command that runs PyCG (default: pycg on PATH, else the checkout's)")
     ap.add_argument("-v", "--verbose", action="store_true", help="print each case's missed and extra edges")
     args = ap.parse_args()
@@ -157,7 +162,7 @@ def main() -> None:
     if args.tool in ("tracer", "both"):
         tracer_argv = shlex.split(args.tracer_cmd)
         if not shutil.which(tracer_argv[0]):
-            sys.exit(f"`{tracer_argv[0]}` is not on PATH (pip install -e . first)")
+            sys.exit(f"`{tracer_argv[0]}` is not on PATH")
         tools["tracer"] = lambda case, argv=tracer_argv: run_tracer(case, argv)
     if args.tool in ("pycg", "both"):
         argv, env, how = pycg_command(checkout, args.pycg_cmd)

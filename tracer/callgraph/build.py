@@ -1,106 +1,173 @@
-"""The whole call graph of any Python tree: every function, method and module body,
-parsed in parallel; calls that cannot be bound are counted, never guessed."""
+"""The whole call graph of any Python tree (`tracer graph --all`): every module body,
+function, method and lambda is a node; an edge is a call the values prove, with its
+kind (call, constructor, super, decorator, callback, implicit). Files are parsed with
+the stdlib ``ast`` in parallel and cached by content hash; calls that cannot be bound
+are counted by cause, never guessed."""
 
 from __future__ import annotations
 
+import os
 import time
+from collections import Counter
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import networkx as nx
 
+from tracer.callgraph.compile import compile_module
+from tracer.callgraph.ir import ModuleIR
+from tracer.callgraph.solve import Solver
+from tracer.callgraph.store import Store, decode, encode, file_key, tree_key
 from tracer.index.cache import SummaryCache
 from tracer.index.discover import list_sources
-from tracer.index.project import Project
-from tracer.model.errors import UsageError
-from tracer.model.summary import Call, Function
-from tracer.model.tree import Layout
-from tracer.resolve.resolver import ClassRef, Resolver
+from tracer.index.source import decode_source, read_regular_bytes
+from tracer.model.errors import InputError, UsageError
+from tracer.model.tree import Layout, SourceFile
+
+MAX_FILE_BYTES = 16 * 1024 * 1024
+IN_PROCESS_BYTES = 64 * 1024
 
 
 def _package_prefix(root: Path) -> str:
-    """``a.b`` when root is the folder of package ``a.b`` (its parents hold __init__.py)."""
+    """``a.b`` when root is the folder of package ``a.b``: it or its parent holds an __init__.py
+    (a wheel's ``sglang/srt`` has none of its own: a namespace package inside ``sglang``)."""
     parts = []
     current = root
-    while (current / "__init__.py").is_file():
+    while ((current / "__init__.py").is_file() or (current.parent / "__init__.py").is_file()) and (
+            current.name.isidentifier() and current.parent != current):
         parts.append(current.name)
         current = current.parent
     return ".".join(reversed(parts))
 
 
-def whole_call_graph(path: str | Path, cache: SummaryCache, jobs: int = 0) -> tuple[nx.DiGraph, dict]:
-    started = time.perf_counter()
+def _compile(job: tuple[str, str, bool, bytes]) -> bytes:
+    module, path, is_package, data = job
+    try:
+        text = decode_source(data)
+    except InputError as exc:
+        return encode(ModuleIR(module, path, is_package, 0, (), (), (), (), 0, str(exc)))
+    return encode(compile_module(module, path, is_package, text))
+
+
+def _layout(path: str | Path) -> tuple[Layout, str]:
     root = Path(path)
     if not root.is_dir():
         raise UsageError(f"{path}: not a directory")
     root = root.resolve()
     prefix = _package_prefix(root)
-    base = root
-    for _ in prefix.split(".") if prefix else ():
-        base = base.parent
-    layout = Layout(root, base, prefix.split(".")[0] if prefix else "", "", "python")
     if not prefix:
-        layout = Layout(root, root, "", "", "python")
+        return Layout(root, root, "", "", "python"), ""
+    base = root
+    for _ in prefix.split("."):
+        base = base.parent
+    return Layout(root, base, prefix.split(".")[0], "", "python"), prefix
+
+
+def _read_all(files: list[SourceFile], root: Path) -> tuple[list[str], list[bytes | None]]:
+    """Each file's cache key (its content hash; "" when unreadable) and bytes."""
+    keys: list[str] = []
+    datas: list[bytes | None] = []
+    for f in files:
+        data = read_regular_bytes(f.abspath, MAX_FILE_BYTES, root)
+        datas.append(data)
+        keys.append(file_key(data, f.module, f.path, f.is_package) if data is not None else "")
+    return keys, datas
+
+
+def _compile_all(files: list[SourceFile], keys: list[str], datas: list[bytes | None], store: Store, jobs: int,
+                 progress: Callable[[str], None] | None) -> tuple[list[ModuleIR], dict[str, int]]:
+    counts = {"cache_hits": 0, "files_parsed": 0, "unreadable": 0}
+    blobs: dict[int, bytes] = {}
+    todo: list[tuple[int, str, tuple[str, str, bool, bytes]]] = []
+    for i, (f, key, data) in enumerate(zip(files, keys, datas)):
+        if data is None:
+            counts["unreadable"] += 1
+            continue
+        cached = store.load(key)
+        if cached is not None:
+            blobs[i] = cached
+            counts["cache_hits"] += 1
+        else:
+            todo.append((i, key, (f.module, f.path, f.is_package, data)))
+    if progress and todo:
+        progress(f"parsing {len(todo)} of {len(files)} files")
+    workers = jobs if jobs > 0 else min(os.cpu_count() or 1, 8)
+    # a big file is parsed in a worker even alone: ast.parse holds the GIL for seconds on a
+    # megabyte, and in-process an interrupt could not end the command within a second
+    if (len(todo) > 8 and workers > 1) or any(len(job[3]) > IN_PROCESS_BYTES for _, _, job in todo):
+        with ProcessPoolExecutor(max_workers=max(1, min(workers, len(todo)))) as pool:
+            results = list(pool.map(_compile, [job for _, _, job in todo], chunksize=8))
+    else:
+        results = [_compile(job) for _, _, job in todo]
+    for (i, key, _), blob in zip(todo, results):
+        blobs[i] = blob
+        store.store(key, blob)
+    counts["files_parsed"] = len(todo)
+    irs = []
+    for i in sorted(blobs):
+        try:
+            irs.append(decode(blobs[i]))
+        except (ValueError, EOFError, TypeError):  # an entry of another shape: compile again
+            irs.append(decode(_compile((files[i].module, files[i].path, files[i].is_package, datas[i] or b""))))
+    return irs, counts
+
+
+def solve_tree(irs: list[ModuleIR], prefix: str = "", entry_seeds: dict[str, str] | None = None,
+               ) -> tuple[list[str], list[tuple[str, str, str]], dict[str, Any]]:
+    """(nodes, edges as (caller, callee, kind), call statistics) of compiled modules; ``prefix``:
+    the package the scanned folder is, against which an absolute import is also tried;
+    ``entry_seeds``: protocol method -> the module variable that names entry classes (a
+    receiver of that method no class of the tree reaches is taken to be one of them)."""
+    solver = Solver([ir for ir in irs if not ir.error], prefix, entry_seeds)
+    solver.solve()
+    nodes = sorted({s.name for s in solver.scopes})
+    edges = sorted({(solver.scopes[u].name, solver.scopes[v].name, kind) for (u, v), kind in solver.edges.items()})
+    status = Counter(solver.site_status(site) for site in solver.sites)
+    unbound = {k: n for k, n in sorted(status.items()) if k not in ("bound", "external")}
+    stats = {"calls_total": len(solver.sites), "calls_bound": status.get("bound", 0),
+             "calls_external": status.get("external", 0), "calls_unbound": sum(unbound.values()),
+             "unbound_by_cause": unbound, "values_cut": solver.values_cut,
+             "receivers_seeded_with_entry_classes": solver.entry_seeded}
+    return nodes, edges, stats
+
+
+def whole_call_graph(path: str | Path, cache: SummaryCache, jobs: int = 0,
+                     progress: Callable[[str], None] | None = None,
+                     entry_seeds: dict[str, str] | None = None) -> tuple[nx.DiGraph, dict[str, Any]]:
+    started = time.perf_counter()
+    layout, prefix = _layout(path)
     files, problems = list_sources(layout)
-    project = Project(files, cache, jobs)
-    project.load({f.module: "full" for f in project.by_module.values()})
-    resolver = Resolver(project)
+    store = Store(cache.directory)
+    keys, datas = _read_all(files, layout.base)
+    whole_key = tree_key(keys + [f"seed:{m}={v}" for m, v in sorted((entry_seeds or {}).items())])
+    answer = store.load_value(whole_key)
+    if isinstance(answer, tuple) and len(answer) == 4:  # an unchanged tree: no entry decoded, nothing solved
+        nodes, edges, call_stats, ir_errors = answer
+        counts = {"cache_hits": len(files), "files_parsed": 0, "unreadable": keys.count(""), "answer_cached": 1}
+        parsed = time.perf_counter()
+    else:
+        irs, counts = _compile_all(files, keys, datas, store, jobs, progress)
+        parsed = time.perf_counter()
+        if progress:
+            progress(f"solving {len(irs)} modules")
+        nodes, edges, call_stats = solve_tree(irs, prefix, entry_seeds)
+        ir_errors = sum(1 for ir in irs if ir.error)
+        store.store_value(whole_key, (nodes, edges, call_stats, ir_errors))
+        counts["answer_cached"] = 0
+    del datas
 
     def short(name: str) -> str:
         return name[len(prefix) + 1:] if prefix and name.startswith(prefix + ".") else name
 
     graph = nx.DiGraph()
-    bound = unbound = 0
-    for module in sorted(project.by_module):
-        summary = project.summaries.get(module)
-        if summary is None or summary.error:
-            continue
-        graph.add_node(short(module))
-        scopes: list[tuple[ClassRef | None, Function | None, tuple[Call, ...], str]] = [
-            (None, None, summary.module_calls, short(module))]
-        for fn in summary.functions:
-            scopes.append((None, fn, fn.calls, short(f"{module}.{fn.qualname}")))
-        for cls in summary.classes:
-            ref = ClassRef(module, cls.qualname)
-            for method in cls.methods:
-                scopes.append((ref, method, method.calls, short(f"{module}.{method.qualname}")))
-        for cls_ref, _, calls, node in scopes:
-            graph.add_node(node)
-            for call in calls:
-                target = _bind(resolver, module, cls_ref, call.func)
-                if target is None:
-                    unbound += 1
-                    continue
-                bound += 1
-                graph.add_edge(node, short(target))
-    stats = {"files_total": len(files), "files_parsed": project.parsed_full, "cache_hits": cache.hits,
-             "input_errors": len(project.input_problems()) + len(problems),
-             "calls_bound": bound, "calls_unbound": unbound,
+    graph.add_nodes_from(short(n) for n in nodes)
+    for u, v, kind in edges:
+        graph.add_edge(short(u), short(v), kind=kind)
+    stats = {"files_total": len(files), "files_parsed": counts["files_parsed"], "cache_hits": counts["cache_hits"],
+             "answer_cached": bool(counts["answer_cached"]),
+             "input_errors": len(problems) + counts["unreadable"] + ir_errors, **call_stats,
+             "seconds_parse": round(parsed - started, 3),
              "seconds": round(time.perf_counter() - started, 3)}
     return graph, stats
-
-
-def _bind(resolver: Resolver, module: str, cls: ClassRef | None, func: str) -> str | None:
-    if not func:
-        return None
-    if cls is not None and func.startswith("self.") and func.count(".") == 1:
-        found = resolver.find_method(cls, func[5:])
-        return f"{found[0].fullname}.{func[5:]}" if found else None
-    if cls is not None and func.startswith("super()."):
-        classes, _ = resolver.mro(cls)
-        found = resolver.find_method(cls, func[8:], after=classes[0] if classes else None)
-        return f"{found[0].fullname}.{func[8:]}" if found else None
-    if func.startswith(("self.", "super()")):
-        return None
-    symbol = resolver.resolve_name(module, func)
-    if symbol.kind == "function":
-        return symbol.fullname
-    if symbol.kind == "class":
-        found = resolver.find_method(ClassRef(symbol.module, symbol.qualname), "__init__")
-        return f"{found[0].fullname}.__init__" if found else None
-    head, _, method = func.rpartition(".")
-    if head:
-        owner = resolver.resolve_name(module, head)
-        if owner.kind == "class":
-            found = resolver.find_method(ClassRef(owner.module, owner.qualname), method)
-            return f"{found[0].fullname}.{method}" if found else None
-    return None

@@ -20,26 +20,32 @@ from tracer.present import graphs
 @click.option("--all", "whole", is_flag=True, help="The whole call graph of any Python tree (every function, method and module body).")
 @click.option("--entry", help="One entry class (qualname or class name): its chain picture, for the protocol "
                               "--protocol names (default: EAGLE-3's, else the first traced).")
-@click.option("--format", "fmt", type=click.Choice(["json", "dot", "svg", "png"]), default="json", show_default=True)
+@click.option("--from", "from_names", multiple=True, metavar="NAME",
+              help="With --all: only what NAME calls within --depth calls (a function's full or trailing dotted "
+                   "name, e.g. ModelRunner.initialize, or a class: all its methods); repeatable.")
+@click.option("--depth", type=click.IntRange(0, 50), default=3, show_default=True,
+              help="With --from: how many calls deep.")
+@click.option("--callers", is_flag=True, help="With --from: also what calls NAME, within --depth calls.")
+@click.option("--format", "fmt", type=click.Choice(["json", "dot", "svg", "png", "graphml"]), default="json",
+              show_default=True)
 @click.option("-o", "--output", "out_file", type=click.Path(dir_okay=False), help="Output file (required for svg/png).")
-def graph_command(packs: PackOptions, path: str, whole: bool, entry: str | None, fmt: str, out_file: str | None) -> None:
-    """Export the protocol graph (or with --all the whole call graph) as JSON, DOT or a picture."""
+def graph_command(packs: PackOptions, path: str, whole: bool, entry: str | None, from_names: tuple[str, ...],
+                  depth: int, callers: bool, fmt: str, out_file: str | None) -> None:
+    """Export the protocol graph (or with --all the whole call graph) as JSON, DOT, GraphML or a picture."""
     # options first, work after: a combination that cannot be served is refused at once
-    if whole and fmt in ("svg", "png"):
-        raise UsageError("--all gives --format json or dot (the whole call graph is not a picture anyone reads)")
+    if whole and fmt in ("svg", "png") and not from_names:
+        raise UsageError("--all draws a picture only of a neighbourhood: give --from NAME [--depth N] "
+                         "(the whole call graph is not a picture anyone reads; --format json|dot|graphml gives it all)")
+    if from_names and not whole:
+        raise UsageError("--from goes with --all")
+    if fmt == "graphml" and not whole:
+        raise UsageError("--format graphml goes with --all")
     if whole and entry:
         raise UsageError("--all and --entry do not go together")
     if (entry or fmt in ("svg", "png")) and not out_file:
         raise UsageError("--format svg/png and --entry need -o FILE")
     if whole:
-        from tracer.analysis.pipeline import summary_cache
-        from tracer.callgraph.build import whole_call_graph
-
-        with progress(f"tracer: building the call graph of {Path(path).name or path}"):
-            g, stats = whole_call_graph(path, summary_cache(packs.cache_dir, packs.use_cache), packs.jobs)
-        _emit(g, stats, fmt, out_file)
-        click.echo(f"{len(g)} nodes, {g.number_of_edges()} edges; {stats['calls_unbound']} calls not bound "
-                   f"({stats['files_total']} files, {stats['seconds']} s)", err=True)
+        _whole(packs, path, from_names, depth, callers, fmt, out_file)
         return
     with progress(f"tracer: scanning {Path(path).name or path}"):
         result = scan_memoised(path, packs.packs(), packs.cache_dir, packs.use_cache, packs.jobs)
@@ -73,6 +79,48 @@ def graph_command(packs: PackOptions, path: str, whole: bool, entry: str | None,
     from tracer.present.scan_json import stats_to_json
 
     _emit(graphs.protocol_graph(result), stats_to_json(result.stats), fmt, out_file)
+
+
+def _whole(packs: PackOptions, path: str, from_names: tuple[str, ...], depth: int, callers: bool, fmt: str,
+           out_file: str | None) -> None:
+    from tracer.analysis.pipeline import summary_cache
+    from tracer.callgraph.build import whole_call_graph
+    from tracer.present import callgraph_view
+
+    with progress(f"tracer: building the call graph of {Path(path).name or path}"):
+        g, stats = whole_call_graph(path, summary_cache(packs.cache_dir, packs.use_cache), packs.jobs,
+                                    entry_seeds=entry_seeds(packs))
+    summary = (f"{len(g)} nodes, {g.number_of_edges()} edges; {stats['calls_unbound']} calls not bound "
+               f"({stats['files_total']} files, {stats['seconds']} s)")
+    if from_names:
+        starts = [n for name in from_names for n in callgraph_view.start_nodes(g, name)]
+        unknown = [name for name in from_names if not callgraph_view.start_nodes(g, name)]
+        if unknown:
+            raise UsageError(f"--from {unknown[0]}: no function of that name in the call graph")
+        g = callgraph_view.neighbourhood(g, starts, depth, callers)
+        stats = {**stats, "from": sorted(set(starts)), "depth": depth, "callers": callers}
+        summary = f"{len(g)} nodes, {g.number_of_edges()} edges within {depth} calls of {len(set(starts))} " \
+                  f"start nodes; whole graph: " + summary
+    if fmt in ("svg", "png"):
+        from tracer.present import render
+
+        assert out_file is not None
+        picture = render.render(callgraph_view.call_graph_dot(g), fmt, Path(out_file))
+        click.echo(f"wrote {picture['picture'] or picture['dot']}", err=True)
+        if picture["message"]:
+            click.echo(picture["message"], err=True)
+    elif fmt == "graphml":
+        write_output(callgraph_view.graph_to_graphml(g), out_file)
+    else:
+        _emit(g, stats, fmt, out_file)
+    click.echo(summary, err=True)
+
+
+def entry_seeds(packs: PackOptions) -> dict[str, str]:
+    """Protocol setter -> the module variable naming entry classes, for the packs that find
+    entry classes that way: the runner's receiver of a setter is an entry class."""
+    return {p.setter: p.entry_variable for p in packs.packs()
+            if p.entry_kind == "module-variable" and p.entry_variable and p.setter}
 
 
 def _emit(g, stats, fmt: str, out_file: str | None) -> None:  # type: ignore[no-untyped-def]

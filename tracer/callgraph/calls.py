@@ -1,0 +1,350 @@
+"""Calls: binding arguments to parameters (positional, keyword, ``*args``,
+``**kwargs``, defaults), constructors through the MRO, bound methods, parameters
+returned unchanged (per call site), the builtins that move values or call what
+they are given (``getattr``, ``dict``, ``sorted(key=)``, ``map``, ...). A mixin of
+the solver."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any, NamedTuple
+
+from tracer.callgraph.heap import ALL, UNK, Heap, Value
+from tracer.callgraph.ir import ScopeIR
+
+PROGRAM_CALLABLE = {"f", "b", "c", "i", "sm", "cm", "bm"}
+DECORATOR_BUILTINS = {"staticmethod", "classmethod", "property"}
+ELEMENT_BUILTINS = {"list", "tuple", "set", "frozenset", "sorted", "reversed", "iter"}
+KEY_CALLBACK = {"sorted", "min", "max"}
+
+
+class Site(NamedTuple):
+    id: int
+    dst: int
+    args: tuple[tuple[int, bool], ...]
+    kwargs: tuple[tuple[str | None, int], ...]
+    caller: int  # scope uid
+    line: int
+    kind: str
+    shape: str
+
+
+class Calls(Heap):
+    scopes: list[ScopeIR]
+    scope_base: list[int]
+    scope_module: list[str]
+    edges: dict[tuple[int, int], str]
+    bound_sites: set[int]
+    external_sites: set[int]
+    instantiated: set[int]
+
+    def init_calls(self) -> None:
+        self.memo: set[tuple[int, Value]] = set()
+        self.next_site = 1 << 40  # synthetic sites (implicit calls, callbacks) number from here
+        self.elements_cache: dict[tuple[int, int], int] = {}
+
+    def site(self, dst: int, args: tuple[tuple[int, bool], ...], caller: int, line: int, kind: str,
+             kwargs: tuple[tuple[str | None, int], ...] = ()) -> Site:
+        self.next_site += 1
+        return Site(self.next_site, dst, args, kwargs, caller, line, kind, "")
+
+    def add_edge(self, site: Site, callee: int, kind: str | None = None) -> None:
+        key = (site.caller, callee)
+        kind = kind or site.kind
+        old = self.edges.get(key)
+        if old is None or (old == "call" and kind != "call"):
+            self.edges[key] = kind
+        self.bound_sites.add(site.id)
+
+    def call_on(self, fn: int, site: Site) -> None:
+        self.on(fn, lambda vals: self.call_values(site, vals))
+
+    def call_values(self, site: Site, vals: Iterable[Value]) -> None:
+        for v in vals:
+            key = (site.id, v)
+            if key in self.memo:
+                continue
+            self.memo.add(key)
+            self.call_value(site, v)
+
+    def call_value(self, site: Site, v: Value) -> None:
+        t = v[0]
+        if t == "f" and site.kind == "call" and site.shape == "self-attribute":
+            self.invoke(site._replace(kind="callback"), v[1], None)  # a plain function kept on the instance
+        elif t == "f" or t == "sm":
+            self.invoke(site, v[1], None)
+        elif t == "b":
+            self.invoke(site, v[1], v[2])
+        elif t == "c":
+            self.construct(site, v[1])
+        elif t == "i":
+            inst = v
+            self.subscribe(v[1], "__call__", lambda owner, var: self.on(var, lambda vals: self.call_values(
+                site, self.bound_values(vals, inst, v[1], True, None))))
+        elif t == "B":
+            self.builtin(site, v[1])
+            self.external_sites.add(site.id)
+        elif t == "bm":
+            self.builtin_method(site, v[1], v[2])
+            self.external_sites.add(site.id)
+        elif t == "x":
+            self.external_sites.add(site.id)
+            # what code outside the tree returns is not followed: tensors and configs are most values
+        elif t in ("k", "o", "m"):
+            self.external_sites.add(site.id)
+
+    def method_caller(self, site: Site, recv: Value) -> Any:
+        """A subscriber calling the class attribute it is given as a method of ``recv``."""
+        def call(owner: int, var: int) -> None:
+            self.on(var, lambda vals: self.call_values(site, self.bound_values(vals, recv, recv[1], True, None)))
+        return call
+
+    def construct(self, site: Site, cid: int) -> None:
+        inst = self.V("i", cid)
+        self.instantiated.add(cid)
+        if site.dst >= 0:
+            self.add(site.dst, (inst,))
+        init = site._replace(dst=-1, kind="constructor" if site.kind in ("call", "callback") else site.kind)
+        self.subscribe(cid, "__init__", lambda owner, var: self.on(var, lambda vals: self.call_values(
+            init, self.bound_values(vals, inst, cid, True, None))))
+
+    def invoke(self, site: Site, uid: int, recv: Value | None) -> None:
+        scope = self.scopes[uid]
+        base = self.scope_base[uid]
+        params = scope.params
+        self.add_edge(site, uid)
+        given: dict[int, Any] = {}
+        positional = [i for i, p in enumerate(params) if p.kind in ("pos", "posonly")]
+        star = next((i for i, p in enumerate(params) if p.kind == "star"), -1)
+        dstar = next((i for i, p in enumerate(params) if p.kind == "dstar"), -1)
+        at = 0
+        if recv is not None and positional:
+            self.add(params[positional[0]].var + base, (recv,))
+            given[positional[0]] = recv
+            at = 1
+        for var, starred in site.args:
+            if starred:
+                elements = self.elements(var, site.caller)
+                for i in positional[at:]:
+                    self.edge(elements, params[i].var + base)
+                if star >= 0:
+                    self.write(("star", uid), None, elements)
+                continue
+            if at < len(positional):
+                self.edge(var, params[positional[at]].var + base)
+                given[positional[at]] = var
+                at += 1
+            elif star >= 0:
+                self.write(("star", uid), None, var)
+        names = {p.name: i for i, p in enumerate(params) if p.kind in ("pos", "kw")}
+        for name, var in site.kwargs:
+            if name is None:
+                self.splat_kwargs(var, uid, base, names, dstar)
+            elif name in names:
+                self.edge(var, params[names[name]].var + base)
+                given[names[name]] = var
+            elif dstar >= 0:
+                self.write(("dstar", uid), self.V("k", "str", name), var)
+        if site.dst < 0:
+            return
+        if scope.yields >= 0:
+            self.add(site.dst, (self.V("g", uid),))
+        else:
+            self.edge(scope.ret + base, site.dst)
+        for i in scope.passthrough:
+            if i in given:
+                if isinstance(given[i], tuple):
+                    self.add(site.dst, (given[i],))
+                else:
+                    self.edge(given[i], site.dst)
+            elif i < len(params):
+                self.edge(params[i].var + base, site.dst)
+
+    def splat_kwargs(self, var: int, uid: int, base: int, names: dict[str, int], dstar: int) -> None:
+        params = self.scopes[uid].params
+
+        def spread(vals: Iterable[Value]) -> None:
+            for v in vals:
+                if v[0] == "o":
+                    for name, i in names.items():
+                        self.read(v[1], self.V("k", "str", name), params[i].var + base)
+                    if dstar >= 0:
+                        self.merge_obj(("dstar", uid), v[1])
+        self.on(var, spread)
+
+    # -- iteration ---------------------------------------------------------------------------
+    def elements(self, var: int, caller: int) -> int:
+        """A variable of the values iterating over ``var`` yields (implicit calls from ``caller``)."""
+        key = (var, caller)
+        found = self.elements_cache.get(key)
+        if found is None:
+            found = self.elements_cache[key] = self.new_var()
+            dst = found
+            self.each(var, lambda v: self.iter_value(v, dst, caller, 0))
+        return found
+
+    def iter_value(self, v: Value, dst: int, caller: int, line: int) -> None:
+        t = v[0]
+        if t == "o":
+            if self.obj_kind.get(v[1]) != "dict":
+                self.read(v[1], None, dst)
+        elif t == "g":
+            self.edge(self.scopes[v[1]].yields + self.scope_base[v[1]], dst)
+        elif t == "i":
+            cid = v[1]
+            it = self.new_var()
+            site = self.site(it, (), caller, line, "implicit")
+            self.subscribe(cid, "__iter__", lambda owner, var: self.on(var, lambda vals: self.call_values(
+                site, self.bound_values(vals, v, cid, True, None))))
+
+            def step(vals: Iterable[Value]) -> None:
+                for r in vals:
+                    if r[0] == "i":
+                        nxt = self.site(dst, (), caller, line, "implicit")
+                        self.subscribe(r[1], "__next__", self.method_caller(nxt, r))
+                    elif r[0] in ("g", "o"):
+                        self.iter_value(r, dst, caller, line)
+            self.on(it, step)
+
+    # -- builtins -------------------------------------------------------------------------------
+    def arg(self, site: Site, i: int, name: str = "") -> int:
+        plain = [v for v, starred in site.args if not starred]
+        if i < len(plain):
+            return plain[i]
+        return next((v for k, v in site.kwargs if k == name and name), -1)
+
+    def callback(self, site: Site, fn: int, args: tuple[int, ...], dst: int) -> None:
+        if fn >= 0:
+            self.call_on(fn, self.site(dst, tuple((a, False) for a in args), site.caller, site.line, "callback"))
+
+    def builtin(self, site: Site, name: str) -> None:  # noqa: C901 - one dispatch
+        dst = site.dst
+        if name == "getattr":
+            target, attr = self.arg(site, 0), self.arg(site, 1)
+            self.edge(self.arg(site, 2), dst)
+            if target >= 0 and attr >= 0:
+                self.each(attr, lambda k: self.attr_instr(dst, target, k[2], site.caller, site.line), "k")
+        elif name == "setattr":
+            target, attr, value = self.arg(site, 0), self.arg(site, 1), self.arg(site, 2)
+            if target >= 0 and attr >= 0:
+                self.each(attr, lambda k: self.setattr_instr(target, k[2], value, site.caller, site.line), "k")
+        elif name in DECORATOR_BUILTINS:
+            fn = self.arg(site, 0, "fget")
+            tag = {"staticmethod": "sm", "classmethod": "cm", "property": "p"}[name]
+            if fn >= 0 and dst >= 0:
+                self.on(fn, lambda vals: self.add(dst, [self.V(tag, v[1], -1) if tag == "p" else self.V(tag, v[1])
+                                                       for v in vals if v[0] == "f"]))
+        elif name in ELEMENT_BUILTINS or name in ("map", "filter"):
+            oid = ("call", site.id)
+            obj = self.new_obj(oid, "list")
+            source = self.arg(site, 1 if name in ("map", "filter") else 0)
+            elements = self.elements(source, site.caller) if source >= 0 else -1
+            if name == "map":
+                result = self.new_var()
+                self.callback(site, self.arg(site, 0), (elements,), result)
+                self.write(oid, None, result)
+            else:
+                self.write(oid, None, elements)
+                if name == "filter" or name in KEY_CALLBACK:
+                    self.callback(site, self.arg(site, 0) if name == "filter" else self.arg(site, 9, "key"),
+                                  (elements,), -1)
+            if dst >= 0:
+                self.add(dst, (obj,))
+        elif name in ("min", "max", "next"):
+            source = self.arg(site, 0)
+            elements = self.elements(source, site.caller) if source >= 0 else -1
+            self.edge(elements, dst)
+            if name == "next":
+                self.edge(self.arg(site, 1), dst)
+            else:
+                self.callback(site, self.arg(site, 9, "key"), (elements,), -1)
+        elif name == "dict":
+            oid = ("call", site.id)
+            obj = self.new_obj(oid, "dict")
+            source = self.arg(site, 0)
+            if source >= 0:
+                self.each(source, lambda v: self.merge_obj(oid, v[1]), "o")
+            for key, var in site.kwargs:
+                if key is not None:
+                    self.write(oid, self.V("k", "str", key), var)
+            if dst >= 0:
+                self.add(dst, (obj,))
+        elif name in ("enumerate", "zip"):
+            oid, pair = ("call", site.id), ("pair", site.id)
+            obj, tup = self.new_obj(oid, "list"), self.new_obj(pair, "tuple")
+            sources = [self.arg(site, 0)] if name == "enumerate" else [v for v, _ in site.args]
+            for i, source in enumerate(sources):
+                if source >= 0:
+                    self.write(pair, self.V("k", "int", i + (name == "enumerate")), self.elements(source, site.caller))
+            holder = self.new_var()
+            self.add(holder, (tup,))
+            self.write(oid, None, holder)
+            if dst >= 0:
+                self.add(dst, (obj,))
+        elif name == "type" and len(site.args) == 1 and dst >= 0:
+            self.on(self.arg(site, 0), lambda vals: self.add(dst, [self.V("c", v[1]) for v in vals if v[0] == "i"]))
+        elif name == "globals" and dst >= 0:
+            self.add(dst, (self.V("G", self.scope_module[site.caller]),))
+
+    def builtin_method(self, site: Site, name: str, recv: Value) -> None:
+        dst = site.dst
+        if recv[0] == "p":
+            fn = self.arg(site, 0)
+            if fn >= 0 and dst >= 0:
+                self.on(fn, lambda vals: self.add(dst, [
+                    self.V("p", v[1], recv[2]) if name == "getter" else self.V("p", recv[1], v[1])
+                    for v in vals if v[0] == "f" and name in ("getter", "setter")]))
+            return
+        oid = recv[1]
+        a0, a1 = self.arg(site, 0), self.arg(site, 1)
+        if name in ("append", "add", "appendleft"):
+            self.write(oid, None, a0)
+        elif name == "insert":
+            self.write(oid, None, a1)
+        elif name == "extend" and a0 >= 0:
+            self.write(oid, None, self.elements(a0, site.caller))
+        elif name == "update":
+            if a0 >= 0:
+                self.each(a0, lambda v: self.merge_obj(oid, v[1]), "o")
+            for key, var in site.kwargs:
+                if key is not None:
+                    self.write(oid, self.V("k", "str", key), var)
+        elif name in ("get", "setdefault", "pop") and dst >= 0:
+            if name == "setdefault" and a1 >= 0:
+                self.keyed(a0, lambda key: self.write(oid, key, a1))
+            if name == "pop" and a0 < 0:
+                self.read(oid, None, dst)
+            else:
+                self.keyed(a0, lambda key: self.read(oid, key, dst))
+                self.edge(a1, dst)
+        elif name in ("values", "items", "copy") and dst >= 0:
+            new = ("call", site.id)
+            obj = self.new_obj(new, "dict" if name == "copy" else "list")
+            if name == "copy":
+                self.merge_obj(new, oid)
+            elif name == "values":
+                self.edge(self.slot(oid, ALL), self.slot(new, UNK))
+                self.edge(self.slot(oid, ALL), self.slot(new, ALL))
+            else:
+                pair = ("pair", site.id)
+                tup = self.new_obj(pair, "tuple")
+                self.write(pair, self.V("k", "int", 1), self.slot(oid, ALL))
+                holder = self.new_var()
+                self.add(holder, (tup,))
+                self.write(new, None, holder)
+            self.add(dst, (obj,))
+        elif name == "sort":
+            self.callback(site, self.arg(site, 9, "key"), (self.slot(oid, ALL),), -1)
+
+    def keyed(self, key_var: int, fn: Any) -> None:
+        """fn(key) for each constant the key holds; fn(None) (any key) for anything else."""
+        if key_var < 0:
+            fn(None)
+            return
+        self.each(key_var, lambda k: fn(k if k[0] == "k" else None))
+        self.when_empty(key_var, lambda: fn(None))
+
+    # provided by the solver
+    def attr_instr(self, dst: int, obj: int, name: str, caller: int, line: int) -> None: ...
+    def setattr_instr(self, obj: int, name: str, src: int, caller: int, line: int) -> None: ...
+    def when_empty(self, var: int, fn: Any) -> None: ...

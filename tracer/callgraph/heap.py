@@ -1,0 +1,209 @@
+"""What values hold: instance fields, class attributes through the C3 MRO (across
+modules, re-resolved when a base becomes known late), container slots by constant
+key, module namespaces. A mixin of the solver (solve.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+Value = tuple[Any, ...]
+ALL, UNK = ("*all",), ("*unk",)  # every value of a container / values stored under an unknown key
+CONTAINER_METHODS = {"append", "add", "insert", "extend", "update", "setdefault", "get", "pop", "values",
+                     "items", "copy", "sort", "popitem", "appendleft"}
+
+
+class Heap:
+    # provided by the solver core
+    pts: dict[int, set[Value]]
+    class_attrs: list[dict[str, int]]
+    class_bases: list[tuple[int, ...]]
+    class_names: list[str]
+    modules: set[str]
+    packages: set[str]
+    dyn_attrs: dict[int, dict[str, int]]
+
+    def new_var(self) -> int:
+        raise NotImplementedError
+
+    def add(self, var: int, values: Iterable[Value]) -> None:
+        raise NotImplementedError
+
+    def edge(self, src: int, dst: int) -> None:
+        raise NotImplementedError
+
+    def on(self, var: int, fn: Callable[[Iterable[Value]], object]) -> None:
+        raise NotImplementedError
+
+    def each(self, var: int, fn: Callable[[Value], object], tag: str = "") -> None:
+        raise NotImplementedError
+
+    def export(self, module: str, name: str) -> int:
+        raise NotImplementedError
+
+    def V(self, *parts: Any) -> Value:
+        raise NotImplementedError
+
+    def init_heap(self) -> None:
+        self.slots: dict[tuple[Any, Any], int] = {}
+        self.obj_keys: dict[Any, list[Any]] = {}
+        self.key_listeners: dict[Any, list[Callable[[Any], None]]] = {}
+        self.obj_len: dict[Any, int] = {}
+        self.obj_kind: dict[Any, str] = {}
+        self.fields: dict[tuple[Value, str], int] = {}
+        self.mro_cache: dict[int, list[int]] = {}
+        self.subs: dict[int, list[list[Any]]] = {}  # class -> [name, after, fn, delivered]
+        self.children: dict[int, set[int]] = {}  # class -> the classes naming it as a base
+
+    # -- MRO ------------------------------------------------------------------------------
+    def bases(self, cid: int) -> list[int]:
+        out: list[int] = []
+        for var in self.class_bases[cid]:
+            found = sorted(v[1] for v in self.pts.get(var, ()) if v[0] == "c")
+            out.extend(c for c in found if c not in out and c != cid)
+        return out
+
+    def mro(self, cid: int, depth: int = 0) -> list[int]:
+        found = self.mro_cache.get(cid)
+        if found is not None:
+            return found
+        self.mro_cache[cid] = [cid]  # a cycle reads the class alone
+        if depth > 60:
+            return [cid]
+        seqs = [list(self.mro(b, depth + 1)) for b in self.bases(cid)]
+        seqs.append(self.bases(cid))
+        result = [cid]
+        while any(seqs):
+            for seq in seqs:
+                head = seq[0] if seq else None
+                if head is not None and not any(head in s[1:] for s in seqs):
+                    break
+            else:  # no consistent order: depth first, left to right
+                for seq in seqs:
+                    result.extend(c for c in seq if c not in result)
+                break
+            result.append(head)
+            seqs = [[c for c in s if c != head] for s in seqs]
+        self.mro_cache[cid] = result
+        return result
+
+    def lookup(self, cid: int, name: str, after: int = -1) -> tuple[int, int] | None:
+        order = self.mro(cid)
+        if after >= 0:
+            order = order[order.index(after) + 1:] if after in order else []
+        for k in order:
+            var = self.class_attrs[k].get(name)
+            if var is None:
+                var = self.dyn_attrs.get(k, {}).get(name)
+            if var is not None:
+                return k, var
+        return None
+
+    def subscribe(self, cid: int, name: str, fn: Callable[[int, int], None], after: int = -1) -> None:
+        """fn(owner, var) for the class attribute ``name`` the MRO finds (again if a base resolves later)."""
+        entry = [name, after, fn, set()]
+        self.subs.setdefault(cid, []).append(entry)
+        self._deliver(cid, entry)
+
+    def _deliver(self, cid: int, entry: list[Any]) -> None:
+        found = self.lookup(cid, entry[0], entry[1])
+        if found is not None and found not in entry[3]:
+            entry[3].add(found)
+            entry[2](*found)
+
+    def base_changed(self, cid: int, base: int) -> None:
+        """A base of ``cid`` became known: its MRO and its subclasses' change, lookups are redone."""
+        self.children.setdefault(base, set()).add(cid)
+        affected, stack = set(), [cid]
+        while stack:
+            k = stack.pop()
+            if k not in affected:
+                affected.add(k)
+                stack.extend(self.children.get(k, ()))
+        for k in affected:
+            self.mro_cache.pop(k, None)
+        for k in sorted(affected):
+            for entry in list(self.subs.get(k, ())):
+                self._deliver(k, entry)
+
+    # -- containers -------------------------------------------------------------------------
+    def slot(self, oid: Any, key: Any) -> int:
+        var = self.slots.get((oid, key))
+        if var is None:
+            var = self.slots[(oid, key)] = self.new_var()
+            self.obj_keys.setdefault(oid, []).append(key)
+            for fn in list(self.key_listeners.get(oid, ())):
+                fn(key)
+        return var
+
+    def norm_key(self, oid: Any, key: Value) -> Any:
+        if key[0] == "k" and key[1] == "int" and key[2] < 0 and self.obj_len.get(oid, -1) >= 0:
+            return self.V("k", "int", key[2] + self.obj_len[oid])
+        return key
+
+    def write(self, oid: Any, key: Value | None, src: int) -> None:
+        self.edge(src, self.slot(oid, ALL))
+        self.edge(src, self.slot(oid, UNK if key is None else self.norm_key(oid, key)))
+
+    def read(self, oid: Any, key: Value | None, dst: int) -> None:
+        if key is None:
+            self.edge(self.slot(oid, ALL), dst)
+            return
+        self.edge(self.slot(oid, self.norm_key(oid, key)), dst)
+        self.edge(self.slot(oid, UNK), dst)
+
+    def merge_obj(self, dst_oid: Any, src_oid: Any) -> None:
+        def copy_key(key: Any) -> None:
+            self.edge(self.slot(src_oid, key), self.slot(dst_oid, key))
+        self.key_listeners.setdefault(src_oid, []).append(copy_key)
+        for key in list(self.obj_keys.get(src_oid, ())):
+            copy_key(key)
+        self.slot(src_oid, ALL)
+
+    def new_obj(self, oid: Any, kind: str, length: int = -1) -> Value:
+        self.obj_kind.setdefault(oid, kind)
+        self.obj_len.setdefault(oid, length)
+        return self.V("o", oid)
+
+    # -- attributes ---------------------------------------------------------------------------
+    def field(self, inst: Value, name: str) -> int:
+        var = self.fields.get((inst, name))
+        if var is None:
+            var = self.fields[(inst, name)] = self.new_var()
+        return var
+
+    def class_attr_var(self, cid: int, name: str) -> int:
+        var = self.class_attrs[cid].get(name)
+        if var is None:
+            attrs = self.dyn_attrs.setdefault(cid, {})
+            var = attrs.get(name)
+            if var is None:
+                var = attrs[name] = self.new_var()
+        return var
+
+    def bound_values(self, vals: Iterable[Value], recv: Value, cid: int, on_instance: bool,
+                     getter: Callable[[int], None] | None) -> list[Value]:
+        out: list[Value] = []
+        for v in vals:
+            t = v[0]
+            if t == "f" and on_instance:
+                out.append(self.V("b", v[1], recv))
+            elif t == "sm":
+                out.append(self.V("f", v[1]))
+            elif t == "cm":
+                out.append(self.V("b", v[1], self.V("c", cid)))
+            elif t == "p" and on_instance:
+                if getter is not None:
+                    getter(v[1])
+            else:
+                out.append(v)
+        return out
+
+    def module_attr(self, mod: str, name: str, dst: int) -> None:
+        sub = f"{mod}.{name}"
+        if sub in self.modules or sub in self.packages:
+            self.add(dst, (self.V("m", sub),))
+            return
+        var = self.export(mod, name)
+        if var >= 0:
+            self.edge(var, dst)

@@ -1,0 +1,495 @@
+"""The fixpoint: every module's instructions linked into one constraint system over
+value sets (PyCG's assignment graph, with SSA locals, the MRO, instances, bound
+methods and containers), solved by propagating only what is new. What stays
+unknown is left empty and counted by cause, never guessed.
+
+Values are tuples: ``("f", scope)`` a function, ``("b", scope, self)`` a bound
+method, ``("c", cls)`` a class, ``("i", cls)`` an instance, ``("m", name)`` a module
+of the tree, ``("x", dotted)`` something outside it, ``("k", type, v)`` a constant,
+``("o", site)`` a container, ``("g", scope)`` a generator, ``("s", cls, self)`` a
+``super()`` object, ``("p", getter, setter)`` a property, ``("sm"|"cm", scope)``
+static and class methods, ``("B", name)`` a builtin, ``("bm", name, recv)`` a method
+of a container or property.
+
+After the first fixpoint, the rules that need "nothing else was found" run (a
+decorator of no known value keeps the function, ``self`` of a method no call
+reached is an instance of its class or of the subclasses the program creates, a
+subscript whose key stayed unknown reads every slot), and solving continues;
+each round only adds.
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from tracer.callgraph.calls import DECORATOR_BUILTINS, PROGRAM_CALLABLE, Calls, Site
+from tracer.callgraph.heap import CONTAINER_METHODS, UNK, Value
+from tracer.callgraph.ir import ModuleIR, ScopeIR
+
+BUILTIN_NAMES = frozenset(dir(builtins))
+MAX_ROUNDS = 40
+MAX_JOINED = 64  # strings a binop may make from known string parts
+MAX_KEYS = 16  # constants one variable may hold
+MAX_VALUES = 256  # values one variable may hold
+
+
+class Solver(Calls):
+    def __init__(self, modules: list[ModuleIR], prefix: str = "", entry_seeds: dict[str, str] | None = None):
+        self.prefix = prefix
+        self.entry_seeds = dict(entry_seeds or {})  # method name -> module variable naming entry classes
+        self.entry_vars: dict[str, int] = {}
+        self.entry_seeded = 0
+        self.unbudgeted: set[int] = set()  # variables the value budget does not cut (seeded receivers)
+        self.entry_rules: list[tuple[Callable[[], bool], Callable[[], None]]] = []
+        self.pts: dict[int, set[Value]] = {}
+        self.succ: dict[int, set[int]] = {}
+        self.watch: dict[int, list[Callable[[Iterable[Value]], object]]] = {}
+        self.pending: dict[int, set[Value]] = {}
+        self.key_count: dict[int, int] = {}
+        self.values_cut = 0
+        self.queue: list[int] = []
+        self.values: dict[Value, Value] = {}
+        self.edges: dict[tuple[int, int], str] = {}
+        self.bound_sites: set[int] = set()
+        self.external_sites: set[int] = set()
+        self.instantiated: set[int] = set()
+        self.deferred: list[tuple[bool, Callable[[], bool], Callable[[], None]]] = []
+        self.init_heap()
+        self.init_calls()
+        self.modules = {m.module for m in modules}
+        self.packages = {".".join(m.module.split(".")[:i]) for m in modules for i in range(1, m.module.count(".") + 1)}
+        self.ns: dict[tuple[str, str], int] = {}
+        self.stars: dict[str, list[str]] = {}
+        self.scopes: list[ScopeIR] = []
+        self.scope_base: list[int] = []
+        self.scope_module: list[str] = []
+        self.scope_cbase: list[int] = []
+        self.class_attrs: list[dict[str, int]] = []
+        self.class_bases: list[tuple[int, ...]] = []
+        self.class_names: list[str] = []
+        self.class_module: list[str] = []
+        self.dyn_attrs: dict[int, dict[str, int]] = {}
+        self.sites: list[Site] = []
+        self.irs = modules
+        base = 0
+        self.offsets: list[tuple[int, int, int]] = []
+        for m in modules:
+            sbase, cbase = len(self.scopes), len(self.class_attrs)
+            self.offsets.append((base, sbase, cbase))
+            for s in m.scopes:
+                self.scopes.append(s)
+                self.scope_base.append(base)
+                self.scope_module.append(m.module)
+                self.scope_cbase.append(cbase)
+            for c in m.classes:
+                self.class_attrs.append({n: v + base for n, v in c.attrs})
+                self.class_bases.append(tuple(b + base for b in c.bases if b >= 0))
+                self.class_names.append(c.name)
+                self.class_module.append(m.module)
+            for name, var in m.globals:
+                self.ns[(m.module, name)] = var + base
+            base += m.nvars
+        self.next_var = base
+
+    # -- the propagation core -------------------------------------------------------------------
+    def V(self, *parts: Any) -> Value:
+        return self.values.setdefault(parts, parts)
+
+    def new_var(self) -> int:
+        self.next_var += 1
+        return self.next_var - 1
+
+    def add(self, var: int, values: Iterable[Value]) -> None:
+        if var < 0:
+            return
+        have = self.pts.get(var)
+        if have is None:
+            have = self.pts[var] = set()
+        new = [v for v in values if v not in have]
+        if not new:
+            return
+        if (len(have) + len(new) > MAX_VALUES or any(v[0] == "k" for v in new)) and var not in self.unbudgeted:
+            new = self.within_budget(var, have, new)
+            if not new:
+                return
+        have.update(new)
+        pending = self.pending.get(var)
+        if pending is None:
+            self.pending[var] = set(new)
+            self.queue.append(var)
+        else:
+            pending.update(new)
+
+    def within_budget(self, var: int, have: set[Value], new: list[Value]) -> list[Value]:
+        """What of ``new`` a variable may still take: at most MAX_KEYS constants (a key or a name
+        that many ways is no lookup anyone can follow) and MAX_VALUES values in all. What is cut is
+        counted (``stats.values_cut``): it is a bound on the fixpoint's cost, paid in recall."""
+        keys = self.key_count.get(var, 0)
+        kept: list[Value] = []
+        for v in new:
+            if v[0] == "k":
+                if keys >= MAX_KEYS:
+                    self.values_cut += 1
+                    continue
+                keys += 1
+            if len(have) + len(kept) >= MAX_VALUES:
+                self.values_cut += 1
+                continue
+            kept.append(v)
+        self.key_count[var] = keys
+        return kept
+
+    def edge(self, src: int, dst: int) -> None:
+        if src < 0 or dst < 0 or src == dst:
+            return
+        succ = self.succ.get(src)
+        if succ is None:
+            succ = self.succ[src] = set()
+        if dst in succ:
+            return
+        succ.add(dst)
+        have = self.pts.get(src)
+        if have:
+            self.add(dst, tuple(have))
+
+    def on(self, var: int, fn: Callable[[Iterable[Value]], object]) -> None:
+        if var < 0:
+            return
+        self.watch.setdefault(var, []).append(fn)
+        have = self.pts.get(var)
+        if have:
+            fn(tuple(have))
+
+    def each(self, var: int, fn: Callable[[Value], object], tag: str = "") -> None:
+        """fn(value) for every value of ``var`` (of kind ``tag`` when given), now and later."""
+        if tag == "k":
+            self.on(var, lambda vals: [fn(v) for v in vals if v[0] == "k" and v[1] == "str"])
+        elif tag:
+            self.on(var, lambda vals: [fn(v) for v in vals if v[0] == tag])
+        else:
+            self.on(var, lambda vals: [fn(v) for v in vals])
+
+    def when_empty(self, var: int, fn: Callable[[], None], late: bool = False) -> None:
+        """fn() once the fixpoint leaves ``var`` empty (``late``: only when no early rule fires)."""
+        self.deferred.append((late, lambda: not self.pts.get(var), fn))
+
+    def run(self) -> None:
+        queue, pending, succ, watch = self.queue, self.pending, self.succ, self.watch
+        while queue:
+            var = queue.pop()
+            delta = tuple(pending.pop(var))
+            for dst in tuple(succ.get(var, ())):
+                self.add(dst, delta)
+            for fn in tuple(watch.get(var, ())):
+                fn(delta)
+
+    # -- names across modules -------------------------------------------------------------------
+    def export(self, module: str, name: str, depth: int = 0) -> int:
+        """The var of ``module.name`` (its own binding or through its star imports); -1 if none."""
+        var = self.ns.get((module, name))
+        if var is not None:
+            return var
+        if depth < 20 and not name.startswith("_"):
+            for provider in self.stars.get(module, ()):
+                found = self.export(provider, name, depth + 1)
+                if found >= 0:
+                    return found
+        return -1
+
+    def in_tree(self, name: str) -> str:
+        """The tree's module an absolute name means: itself, or (a script's import, with its folder
+        on sys.path) the same name inside the scanned package; "" when it is outside."""
+        if name in self.modules or name in self.packages:
+            return name
+        if self.prefix and (f"{self.prefix}.{name}" in self.modules or f"{self.prefix}.{name}" in self.packages):
+            return f"{self.prefix}.{name}"
+        return ""
+
+    def module_value(self, name: str) -> Value:
+        found = self.in_tree(name)
+        return self.V("m", found) if found else self.V("x", name)
+
+    # -- instructions -------------------------------------------------------------------------------
+    def solve(self) -> None:
+        for m, (base, sbase, cbase) in zip(self.irs, self.offsets):
+            for instr in m.instrs:
+                if instr[0] == "star":
+                    self.stars.setdefault(m.module, []).append(instr[1])
+        for m, (base, sbase, cbase) in zip(self.irs, self.offsets):
+            for i, s in enumerate(m.scopes):
+                for p in s.params:
+                    if p.kind in ("star", "dstar"):
+                        oid = ("star" if p.kind == "star" else "dstar", sbase + i)
+                        self.add(p.var + base, (self.new_obj(oid, "tuple" if p.kind == "star" else "dict"),))
+            for cid in range(cbase, cbase + len(m.classes)):
+                for var in self.class_bases[cid]:
+                    self.each(var, self.base_watcher(cid), "c")
+            for instr in m.instrs:
+                self.install(m, base, sbase, cbase, instr)
+        self.run()
+        seeded = False
+        for _ in range(MAX_ROUNDS):
+            for late in (False, True):
+                rules, self.deferred = self.deferred, []
+                for rule in rules:  # conditions only turn false as values arrive: a rule is checked once
+                    if rule[0] != late:
+                        self.deferred.append(rule)
+                    elif rule[1]():
+                        rule[2]()
+                if late and not self.queue and not seeded:
+                    self.seed_self()
+                    seeded = True
+                if late and not self.queue and seeded and self.entry_rules:
+                    rules_now, self.entry_rules = self.entry_rules, []
+                    for holds, fire in rules_now:
+                        if holds():
+                            fire()
+                if self.queue:
+                    break
+            if not self.queue:
+                break
+            self.run()
+
+    def base_watcher(self, cid: int) -> Callable[[Value], None]:
+        return lambda v: self.base_changed(cid, v[1])
+
+    def install(self, m: ModuleIR, base: int, sbase: int, cbase: int, ins: tuple[Any, ...]) -> None:  # noqa: C901
+        op = ins[0]
+
+        def g(v: int) -> int:
+            return v + base if v >= 0 else -1
+        if op == "copy":
+            self.edge(g(ins[2]), g(ins[1]))
+        elif op == "func":
+            self.add(g(ins[1]), (self.V("f", sbase + ins[2]),))
+        elif op == "class":
+            self.add(g(ins[1]), (self.V("c", cbase + ins[2]),))
+        elif op == "const":
+            self.add(g(ins[1]), (self.V(*ins[2]),))
+        elif op == "glob":
+            var = self.export(m.module, ins[2])
+            if var >= 0:
+                self.edge(var, g(ins[1]))
+            elif ins[2] in BUILTIN_NAMES:
+                self.add(g(ins[1]), (self.V("B", ins[2]),))
+        elif op == "import":
+            self.add(g(ins[1]), (self.module_value(ins[2]),))
+        elif op == "from":
+            dst, module, name = g(ins[1]), self.in_tree(ins[2]) or ins[2], ins[3]
+            if f"{module}.{name}" in self.modules or f"{module}.{name}" in self.packages:
+                self.add(dst, (self.V("m", f"{module}.{name}"),))
+            elif module in self.modules:
+                self.edge(self.export(module, name), dst)
+            elif module not in self.packages:
+                self.add(dst, (self.V("x", f"{module}.{name}"),))
+        elif op == "attr":
+            self.attr_instr(g(ins[1]), g(ins[2]), ins[3], sbase + ins[4], ins[5])
+        elif op == "setattr":
+            self.setattr_instr(g(ins[1]), ins[2], g(ins[3]), sbase + ins[4], ins[5])
+        elif op == "item":
+            dst, obj, key = g(ins[1]), g(ins[2]), g(ins[3])
+            self.each(obj, lambda v: self.item_value(v, key, dst))
+        elif op == "setitem":
+            obj, key, src = g(ins[1]), g(ins[2]), g(ins[3])
+            self.each(obj, lambda v: self.keyed(key, lambda k, o=v[1]: self.write(o, k, src)), "o")
+        elif op == "alloc":
+            self.add(g(ins[1]), (self.new_obj(g(ins[1]), ins[2], ins[3]),))
+        elif op == "merge":
+            dst, src = g(ins[1]), g(ins[2])
+            self.each(src, lambda v: self.merge_obj(dst, v[1]), "o")
+        elif op == "call":
+            site = Site(len(self.sites), g(ins[1]), tuple((g(a), s) for a, s in ins[3]),
+                        tuple((k, g(a)) for k, a in ins[4]), sbase + ins[5], ins[6], ins[7], ins[8])
+            self.sites.append(site)
+            self.call_on(g(ins[2]), site)
+        elif op == "decorate":
+            self.decorate(g(ins[1]), g(ins[2]), g(ins[3]), sbase + ins[4], ins[5])
+        elif op == "super":
+            dst, self_var, cls_var = g(ins[1]), g(ins[3]), g(ins[4])
+            if ins[2] >= 0:
+                cid = cbase + ins[2]
+                self.on(self_var, lambda vals: self.add(dst, [self.V("s", cid, v) for v in vals if v[0] in "ic"]))
+            elif cls_var >= 0:
+                def pairs(_: Iterable[Value]) -> None:
+                    self.add(dst, [self.V("s", c[1], v) for c in tuple(self.pts.get(cls_var, ())) if c[0] == "c"
+                                   for v in tuple(self.pts.get(self_var, ())) if v[0] in "ic"])
+                self.on(cls_var, pairs)
+                self.on(self_var, pairs)
+        elif op == "iter":
+            dst, caller, line = g(ins[1]), sbase + ins[3], ins[4]
+            self.each(g(ins[2]), lambda v: self.iter_value(v, dst, caller, line))
+        elif op == "unpack":
+            dst, index = g(ins[1]), ins[3]
+            index_key = self.V("k", "int", index) if index >= 0 else None
+            self.each(g(ins[2]), lambda v: self.read(v[1], index_key, dst), "o")
+        elif op == "star_unpack":
+            dst, rest = g(ins[1]), ("unpacked", g(ins[1]))
+            self.add(dst, (self.new_obj(rest, "list"),))
+            self.each(g(ins[2]), lambda v: self.merge_obj(rest, v[1]), "o")
+        elif op == "raise":
+            site = self.site(-1, (), sbase + ins[2], ins[3], "constructor")
+            self.each(g(ins[1]), lambda v: self.construct(site, v[1]), "c")
+        elif op == "instance":
+            dst = g(ins[1])
+            self.on(g(ins[2]), lambda vals: self.add(dst, [self.V("i", v[1]) for v in vals if v[0] == "c"]))
+            self.each(g(ins[2]), lambda v: self.edge(self.elements(g(ins[2]), -1), g(ins[2])), "o")
+        elif op == "binop":
+            self.binop(g(ins[1]), g(ins[2]), g(ins[3]))
+
+    def binop(self, dst: int, a: int, b: int) -> None:
+        oid = ("joined", dst)
+
+        def combine(_: Iterable[Value]) -> None:
+            left, right = tuple(self.pts.get(a, ())), tuple(self.pts.get(b, ()))
+            ls = [x[2] for x in left if x[0] == "k" and x[1] == "str"]
+            rs = [y[2] for y in right if y[0] == "k" and y[1] == "str"]
+            # a name built from a few known parts ("on_" + event); beyond that the product is
+            # no name anyone looks up, and recomputing it on every new value was quadratic
+            if ls and rs and len(ls) * len(rs) <= MAX_JOINED:
+                self.add(dst, [self.V("k", "str", x + y) for x in ls for y in rs])
+            objs = [v for v in left + right if v[0] == "o"]
+            if objs:
+                self.add(dst, (self.new_obj(oid, "list"),))
+                for v in objs:
+                    self.merge_obj(oid, v[1])
+        self.on(a, combine)
+        self.on(b, combine)
+
+    def item_value(self, v: Value, key: int, dst: int) -> None:
+        if v[0] == "o":
+            self.keyed(key, lambda k: self.read(v[1], k, dst))
+        elif v[0] == "G" and key >= 0:
+            self.each(key, lambda k: self.edge(self.export(v[1], k[2]), dst), "k")
+
+    def decorate(self, dst: int, dec: int, fn: int, caller: int, line: int) -> None:
+        site = self.site(dst, ((fn, False),), caller, line, "decorator")
+        self.call_on(dec, site)
+        # a decorator of no known value keeps the function; so does one of ours whose result stays unknown
+        self.deferred.append((False, lambda: not any(v[0] in PROGRAM_CALLABLE or v[0] == "B" and v[1] in DECORATOR_BUILTINS
+                                                     for v in self.pts.get(dec, ())), lambda: self.edge(fn, dst)))
+        self.when_empty(dst, lambda: self.edge(fn, dst), late=True)
+
+    def attr_instr(self, dst: int, obj: int, name: str, caller: int, line: int) -> None:
+        self.each(obj, lambda v: self.attr_value(v, name, dst, caller, line))
+        if name in self.entry_seeds:
+            self.unbudgeted.update((obj, dst))  # every entry class may be the receiver: none is cut
+            # a protocol's method read off a receiver no class of the tree reaches (the runner's
+            # model, built from a registry at run time): the receiver is one of the entry classes
+            # checked last: only once every other rule (self of methods no call reached included) is done
+            self.entry_rules.append((lambda: not any(v[0] in ("i", "c") for v in self.pts.get(obj, ())),
+                                     lambda: self.seed_entries(obj, self.entry_seeds[name])))
+
+    def seed_entries(self, obj: int, variable: str) -> None:
+        found = self.entry_vars.get(variable)
+        if found is None:
+            found = self.entry_vars[variable] = self.new_var()
+            self.unbudgeted.add(found)
+            into = found
+
+            def classes(vals: Iterable[Value]) -> None:
+                self.add(into, [self.V("i", v[1]) for v in vals if v[0] == "c"])
+            for (module, name), var in sorted(self.ns.items()):
+                if name == variable:
+                    self.on(var, classes)
+                    self.on(self.elements(var, -1), classes)
+        self.entry_seeded += 1
+        self.edge(found, obj)
+
+    def attr_value(self, v: Value, name: str, dst: int, caller: int, line: int) -> None:  # noqa: C901
+        t = v[0]
+        if t == "i":
+            cid = v[1]
+            if name == "__class__":
+                self.add(dst, (self.V("c", cid),))
+                return
+            self.edge(self.field(v, name), dst)
+            getter = self.getter_call(v, dst, caller, line)
+            self.subscribe(cid, name, lambda owner, var: self.on(var, lambda vals: self.add(
+                dst, self.bound_values(vals, v, cid, True, getter))))
+        elif t == "c":
+            cid = v[1]
+            self.subscribe(cid, name, lambda owner, var: self.on(var, lambda vals: self.add(
+                dst, self.bound_values(vals, v, cid, False, None))))
+        elif t == "s":
+            recv = v[2]
+            cid = recv[1]
+            getter = self.getter_call(recv, dst, caller, line)
+            self.subscribe(cid, name, lambda owner, var: self.on(var, lambda vals: self.add(
+                dst, self.bound_values(vals, recv, cid, recv[0] == "i", getter))), after=v[1])
+        elif t == "m":
+            self.module_attr(v[1], name, dst)
+        elif t == "x":
+            # something outside the tree: its attributes are outside too, and the imported name is
+            # all that is kept (torch.nn.Module is torch.nn's); dotted names grown from every external
+            # value a variable holds were millions of values on sglang/srt and nothing used them
+            self.add(dst, (v,))
+        elif t == "o" and name in CONTAINER_METHODS:
+            self.add(dst, (self.V("bm", name, v),))
+        elif t == "p" and name in ("setter", "getter", "deleter"):
+            self.add(dst, (self.V("bm", name, v),))
+
+    def getter_call(self, recv: Value, dst: int, caller: int, line: int) -> Callable[[int], None]:
+        def run_getter(uid: int) -> None:
+            site = self.site(dst, (), caller, line, "implicit")
+            self.invoke(site, uid, recv)
+        return run_getter
+
+    def setattr_instr(self, obj: int, name: str, src: int, caller: int, line: int) -> None:
+        self.each(obj, lambda v: self.setattr_value(v, name, src, caller, line))
+
+    def setattr_value(self, v: Value, name: str, src: int, caller: int, line: int) -> None:
+        t = v[0]
+        if t == "i":
+            cid = v[1]
+            self.edge(src, self.field(v, name))
+
+            def setter(owner: int, var: int) -> None:
+                site = self.site(-1, ((src, False),), caller, line, "implicit")
+                self.each(var, lambda p: self.invoke(site, p[2], v) if p[2] >= 0 else None, "p")
+            self.subscribe(cid, name, setter)
+        elif t == "c":
+            self.edge(src, self.class_attr_var(v[1], name))
+        elif t == "m" and v[1] in self.modules:
+            var = self.ns.get((v[1], name))
+            if var is None:
+                var = self.ns[(v[1], name)] = self.new_var()
+            self.edge(src, var)
+
+    # -- rules that need "nothing else was found" ----------------------------------------------
+    def seed_self(self) -> None:
+        """``self`` of a method no known call reached: instances of its class, or of the subclasses
+        of it the program creates (an override in a class never created is no edge)."""
+        made_of: dict[int, list[int]] = {}  # class -> the created classes whose MRO holds it
+        for k in sorted(self.instantiated):
+            for c in self.mro(k):
+                made_of.setdefault(c, []).append(k)
+        for uid, scope in enumerate(self.scopes):
+            if scope.owner < 0 or scope.method not in ("instance", "class") or not scope.params:
+                continue
+            first = scope.params[0]
+            if first.kind not in ("pos", "posonly"):
+                continue
+            var = first.var + self.scope_base[uid]
+            if self.pts.get(var):
+                continue
+            owner = self.owner_cid(uid)
+            made = made_of.get(owner, [])
+            tag = "i" if scope.method == "instance" else "c"
+            self.add(var, [self.V(tag, k) for k in (made or [owner])])
+
+    def owner_cid(self, uid: int) -> int:
+        return self.scope_cbase[uid] + self.scopes[uid].owner
+
+    # -- answers ---------------------------------------------------------------------------------------
+    def site_status(self, site: Site) -> str:
+        """"bound", "external" (only builtins or code outside the tree) or the cause it stayed unknown."""
+        if site.id in self.bound_sites:
+            return "bound"
+        if site.id in self.external_sites:
+            return "external"
+        return site.shape
+
+
+__all__ = ["DECORATOR_BUILTINS", "PROGRAM_CALLABLE", "UNK", "Solver"]

@@ -1,0 +1,107 @@
+"""The call graph's on-disk cache: each file's compiled IR by content hash, and the
+whole answer by the hash of every file's key (an unchanged tree is answered without
+solving). Entries are ``marshal`` data (plain tuples, lists, strings and numbers;
+loading one runs nothing) behind an HMAC line (:mod:`tracer.safeio.auth`: an entry this
+user did not write is never decoded), written atomically; a bad entry is ignored and
+rebuilt, a cache that cannot be written only costs speed."""
+
+from __future__ import annotations
+
+import hashlib
+import marshal
+from pathlib import Path
+from typing import Any
+
+from tracer import __version__
+from tracer.callgraph.ir import ClassIR, ModuleIR, Param, ScopeIR
+from tracer.safeio.auth import load_entry, store_entry
+
+SCHEMA = "cg2"  # bump when the IR or the answer changes shape
+
+
+def _code_fingerprint() -> str:
+    """The call graph's own code is part of every key: a changed compiler never reads old entries."""
+    digest = hashlib.sha256()
+    for path in sorted(Path(__file__).parent.glob("*.py")):
+        try:
+            digest.update(path.read_bytes())
+        except OSError:
+            digest.update(path.name.encode())
+    return digest.hexdigest()[:16]
+
+
+CODE = _code_fingerprint()
+MAX_ENTRY_BYTES = 256 * 1024 * 1024
+
+
+def file_key(data: bytes, module: str, path: str, is_package: bool) -> str:
+    digest = hashlib.sha256()
+    for part in (__version__, SCHEMA, CODE, module, path, str(is_package)):
+        digest.update(part.encode())
+        digest.update(b"\0")
+    digest.update(data)
+    return digest.hexdigest()
+
+
+def tree_key(keys: list[str]) -> str:
+    digest = hashlib.sha256(f"{__version__}\0{SCHEMA}\0{CODE}\0tree".encode())
+    for key in keys:
+        digest.update(key.encode())
+    return digest.hexdigest()
+
+
+def encode(ir: ModuleIR) -> bytes:
+    scopes = [(s.name, s.kind, s.line, [(p.name, p.var, p.kind) for p in s.params], s.ret, s.yields,
+               list(s.passthrough), s.owner, s.method) for s in ir.scopes]
+    classes = [(c.name, c.line, list(c.bases), list(c.attrs)) for c in ir.classes]
+    return marshal.dumps((ir.module, ir.path, ir.is_package, ir.nvars, scopes, classes, list(ir.globals),
+                          list(ir.instrs), ir.calls, ir.error))
+
+
+def decode(blob: bytes) -> ModuleIR:
+    module, path, is_package, nvars, scopes, classes, globals_, instrs, calls, error = marshal.loads(blob)
+    return ModuleIR(
+        module, path, is_package, nvars,
+        tuple(ScopeIR(n, k, ln, tuple(Param(*p) for p in ps), r, y, tuple(pt), o, me)
+              for n, k, ln, ps, r, y, pt, o, me in scopes),
+        tuple(ClassIR(n, ln, tuple(b), tuple(tuple(a) for a in at)) for n, ln, b, at in classes),
+        tuple(tuple(g) for g in globals_), tuple(instrs), calls, error)
+
+
+class Store:
+    """Entries under ``<cache>/callgraph/``, read and written by the cache rule of
+    :mod:`tracer.safeio.auth` (HMAC by this user's key, regular files only, bounded, temp +
+    rename, never through a link): ``marshal`` is not safe on data someone else made."""
+
+    def __init__(self, directory: Path | None):
+        self.root = Path(directory) if directory else None
+        self.directory = self.root / "callgraph" if self.root else None
+
+    def _path(self, key: str) -> Path:
+        assert self.directory is not None
+        return self.directory / key[:2] / key
+
+    def load(self, key: str) -> bytes | None:
+        if self.root is None:
+            return None
+        return load_entry(self._path(key), self.root, MAX_ENTRY_BYTES)
+
+    def store(self, key: str, payload: bytes) -> None:
+        if self.root is None:
+            return
+        store_entry(self._path(key), self.root, payload)  # a cache that cannot be written only costs speed
+
+    def load_value(self, key: str) -> Any:
+        payload = self.load(key)
+        if payload is None:
+            return None
+        try:
+            return marshal.loads(payload)
+        except (ValueError, EOFError, TypeError):
+            return None
+
+    def store_value(self, key: str, value: Any) -> None:
+        try:
+            self.store(key, marshal.dumps(value))
+        except ValueError:
+            pass
