@@ -32,6 +32,29 @@ class TracerGroup(click.Group):
 
     lazy_commands: dict[str, str] = {}  # name -> "module:attribute"
 
+    def main(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        """As a process (not inside a test's CliRunner): once the command has ended, the
+        process ends at once with its status. Python's finalization puts the default signal
+        handlers back, so a SIGINT arriving then killed the process by the signal (-2)
+        after its output was complete."""
+        if type(sys.stdout).__module__.startswith("click.testing"):
+            return super().main(*args, **kwargs)
+        try:
+            super().main(*args, **kwargs)
+            code = 0
+        except SystemExit as exc:
+            if isinstance(exc.code, int) or exc.code is None:
+                code = exc.code or 0
+            else:
+                print(exc.code, file=sys.stderr)
+                code = 1
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):  # a closed pipe: nothing more can be said there
+                pass
+        os._exit(code)
+
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(set(super().list_commands(ctx)) | set(self.lazy_commands))
 
