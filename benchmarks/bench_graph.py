@@ -78,17 +78,21 @@ def main() -> None:
     srt = (args.srt or default_srt()).resolve()
     files = sorted(srt.rglob("*.py"))
     parse_wall, parse_cpu = libcst_parse(files, args.jobs)
-    cache = tempfile.mkdtemp(prefix="tracer-bench-graph-")
+    with tempfile.TemporaryDirectory(prefix="tracer-bench-graph-") as cache:  # ~100 MB: removed after
+        measure(srt, files, args.jobs, parse_wall, parse_cpu, cache)
+
+
+def measure(srt: Path, files: list[Path], jobs: int, parse_wall: float, parse_cpu: float, cache: str) -> None:
     out = Path(cache) / "graph.json"
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH", "")) if p))
-    cmd = [sys.executable, "-m", "tracer", "graph", str(srt), "--all", "--format", "json", "-j", str(args.jobs),
+    cmd = [sys.executable, "-m", "tracer", "graph", str(srt), "--all", "--format", "json", "-j", str(jobs),
            "--cache-dir", cache, "-o", str(out)]
     cold = run(cmd, env)
     stats = json.loads(out.read_text())["stats"]
     warm = run(cmd, env)
     warm_stats = json.loads(out.read_text())["stats"]
     print(f"| measure (sglang/srt, {len(files)} files) | wall s | CPU s | peak RSS MiB |\n|---|---|---|---|")
-    print(f"| libcst.parse_module of every file, {args.jobs} processes | {parse_wall:.1f} | {parse_cpu:.1f} | |")
+    print(f"| libcst.parse_module of every file, {jobs} processes | {parse_wall:.1f} | {parse_cpu:.1f} | |")
     print(f"| `tracer graph --all`, cold cache | {cold[0]:.1f} | {cold[1]:.1f} | {cold[2]:.0f} |")
     print(f"| `tracer graph --all`, warm (nothing changed) | {warm[0]:.2f} | {warm[1]:.2f} | {warm[2]:.0f} |")
     solve = stats["seconds"] - stats["seconds_parse"]
