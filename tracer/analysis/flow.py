@@ -200,7 +200,7 @@ class FlowAnalysis:
             if isinstance(atom, Inst):
                 typed = self.resolver.attribute_types(atom.cls, attr, jedi=False)
                 if isinstance(typed, list):
-                    out.extend(Inst(t.cls, t.how if atom.how == "self" else f"{atom.how}; {t.how}") for t in typed)
+                    out.extend(_held(atom, typed))
                 elif self.resolver.find_method(atom.cls, attr) is not None:
                     out.append(Opaque(f"the bound method {atom.cls.name}.{attr}"))
                 else:
@@ -236,10 +236,15 @@ class FlowAnalysis:
                 inst, attr = atom.retry
                 typed = self.resolver.attribute_types(inst.cls, attr)
                 if isinstance(typed, list):
-                    out.extend(Inst(t.cls, t.how if inst.how == "self" else f"{inst.how}; {t.how}") for t in typed)
+                    out.extend(_held(inst, typed))
                     continue
             out.append(atom)
         return tuple(dict.fromkeys(out))
+
+
+def _held(owner: Inst, typed: list) -> list[Atom]:
+    """The instances an attribute of ``owner`` holds, each saying how it was found."""
+    return [Inst(t.cls, t.how if owner.how == "self" else f"{owner.how}; {t.how}") for t in typed]
 
 
 __all__ = ["NONE", "Call", "Carrier", "ClassObj", "Const", "Flow", "FlowAnalysis", "Ids", "Inst", "Opaque", "Problem", "Values",

@@ -444,7 +444,8 @@ def explain_model(
         if cap.complete:
             result["captured_indices"] = list(cap.captured)
             result["effective_layers"] = list(cap.captured_outputs)
-        result["loop"] = {"file": eager["read"]["file"], "line": cap.loop_line, "source": cap.loop_source, "visited": [cap.visited[0], cap.visited[-1]] if cap.visited else []}
+        result["loop"] = {"file": eager["read"]["file"], "line": cap.loop_line, "source": cap.loop_source, "visited": [cap.visited[0], cap.visited[-1]] if cap.visited else [],
+                          "after_layer": cap.after_layer}
     if assumed_sequence or any(s.get("before_graph_capture") is None for s in sequence):
         notes.append("the order of runner calls relative to CUDA-graph capture is not known: graph layers not computed")
     elif any(s.get("before_graph_capture") for s in sequence):

@@ -59,9 +59,9 @@ def probe_model(sources: Sources, model: ModelResult, proto: Protocol) -> Findin
         return None  # only a loop that ran completely decides, in a plain scan
     ids = list(probe_ids())
     wanted = [i + proto.id_shift - 1 for i in ids]
-    before = effective == [s - 1 for s in stored if s - 1 in effective]
-    how = "before each layer runs (the input of layer i)" if before else "after each layer runs"
-    expected = [o + 1 for o in wanted] if before else wanted
+    after = bool(loop.get("after_layer"))
+    how = "after each layer runs" if after else "before each layer runs (the input of layer i)"
+    expected = wanted if after else [o + 1 for o in wanted]
     chain = tuple(h.qualname for h in model.chain)
     return finding("offset-mismatch", "scan", protocol=proto.name, entry=model.entry, file=found[0]["file"] or model.file,
                    line=found[0]["line"] or model.line, col=1, chain=chain, setter=proto.setter, requested=ids,
