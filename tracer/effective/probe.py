@@ -21,7 +21,6 @@ from pathlib import Path
 
 from tracer.checks import finding
 from tracer.effective.configs import DraftConfig, TargetConfig
-from tracer.effective.explain import explain_model
 from tracer.effective.sources import ExplainError, Sources
 from tracer.model.findings import Finding
 from tracer.model.protocol import Protocol
@@ -50,6 +49,8 @@ def probe_model(sources: Sources, model: ModelResult, proto: Protocol) -> Findin
     (or the evaluation could not tell)."""
     target, draft = _configs(proto)
     try:
+        from tracer.effective.explain import explain_model  # libcst (~0.2 s to import) only where a probe runs
+
         outcome = explain_model(sources, model, [], target, draft, proto)
     except (ExplainError, RecursionError):
         return None

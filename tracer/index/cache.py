@@ -21,7 +21,7 @@ from tracer import __version__
 from tracer.model.summary import ModuleSummary, from_plain, to_plain
 from tracer.safeio.auth import load_entry, store_entry
 
-SCHEMA = "11"  # bump when a summary dataclass changes shape
+SCHEMA = "12"  # bump when a summary dataclass changes shape
 MAX_ENTRY_BYTES = 64 * 1024 * 1024  # a bigger entry is not ours: ignored, never read into memory
 
 

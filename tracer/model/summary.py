@@ -183,12 +183,36 @@ _TYPES: dict[str, type] = {
 }
 
 
+_SCALARS = (str, int, bool, float, type(None))
+_SHAPES: dict[type, tuple[tuple[str, Any], ...]] = {}  # class -> ((field, its default or _NO_DEFAULT), ...)
+_NO_DEFAULT = object()
+
+
+def _shape(cls: type) -> tuple[tuple[str, Any], ...]:
+    shape = _SHAPES.get(cls)
+    if shape is None:
+        shape = _SHAPES[cls] = tuple(
+            (f.name, f.default if f.default is not dataclasses.MISSING else _NO_DEFAULT)
+            for f in dataclasses.fields(cls))
+    return shape
+
+
 def to_plain(obj: Any) -> Any:
-    """Dataclass tree -> JSON-able data, tagged with type names."""
+    """Dataclass tree -> JSON-able data, tagged with type names. A field equal to its
+    default is left out (``from_plain`` gets it back from the class): most of a
+    summary is empty tuples and zeros, and the cache writes and reads less."""
+    kind = type(obj)
+    if kind in _SCALARS:
+        return obj
+    if kind is tuple or kind is list:
+        return [to_plain(x) for x in obj]
     if dataclasses.is_dataclass(obj):
-        data = {"__t": type(obj).__name__}
-        for f in dataclasses.fields(obj):
-            data[f.name] = to_plain(getattr(obj, f.name))
+        data: dict[str, Any] = {"__t": kind.__name__}
+        for name, default in _shape(kind):
+            value = getattr(obj, name)
+            if default is not _NO_DEFAULT and type(value) is type(default) and value == default:
+                continue
+            data[name] = to_plain(value)
         return data
     if isinstance(obj, (tuple, list)):
         return [to_plain(x) for x in obj]

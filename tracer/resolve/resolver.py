@@ -361,8 +361,8 @@ class Resolver:
         for owner in classes:
             for method in self.methods_mentioning(owner, pattern=assigns):
                 for write in method.writes:
-                    if write.target != f"self.{attr}":
-                        continue
+                    if write.target != f"self.{attr}" or _literal(write.value_src):
+                        continue  # a literal (None, a number) is no class of the tree, whatever jedi says
                     source = self.project.by_module.get(owner.module)
                     text = self.project.text(owner.module)
                     if source is None or text is None:
@@ -568,8 +568,9 @@ class Resolver:
             return self._parameter_value(concrete, sub, init, value)
         return (sub.module, value), f"constructor parameter {param} (passed {value} by {sub.name})"
 
-    def receiver_types(self, concrete: ClassRef, receiver: str) -> list[Typed] | Untyped:
-        """Classes of a receiver path such as ``self.language_model.model``."""
+    def receiver_types(self, concrete: ClassRef, receiver: str, jedi: bool = True) -> list[Typed] | Untyped:
+        """Classes of a receiver path such as ``self.language_model.model`` (``jedi``: as for
+        attribute_types)."""
         parts = receiver.split(".")
         if parts[0] != "self":
             return Untyped(f"receiver {receiver} is not an attribute of self")
@@ -578,7 +579,7 @@ class Resolver:
             following: list[Typed] = []
             reasons = []
             for typed in current:
-                result = self.attribute_types(typed.cls, attr)
+                result = self.attribute_types(typed.cls, attr, jedi=jedi)
                 if isinstance(result, Untyped):
                     reasons.append(result.why)
                 else:
@@ -596,3 +597,11 @@ _BUILTINS = {
     "getattr", "setattr", "hasattr", "len", "range", "print", "isinstance", "Exception",
     "ValueError", "TypeError", "RuntimeError", "AttributeError", "NotImplementedError",
 }
+
+
+_LITERAL = re.compile(r"(None|True|False|-?[0-9][0-9_.eE+-]*|[rbuf]*(['\"]).*\2)")
+
+
+def _literal(value_src: str) -> bool:
+    """A constant value (``None``, a number, a short string): jedi cannot type it as a class."""
+    return bool(_LITERAL.fullmatch(value_src.strip()))
