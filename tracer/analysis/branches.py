@@ -33,6 +33,7 @@ class BranchCheck:
 
     def _branches(self, module: str, qualname: str, names: tuple[str, ...]) -> tuple[SkippedBranch, ...]:
         key = (module, qualname, names)
+        self.project.reads.touch(module)
         if key not in self._seen:
             found: tuple[SkippedBranch, ...] = ()
             span = self.project.span(module, qualname)

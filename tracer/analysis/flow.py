@@ -39,6 +39,7 @@ from tracer.analysis.flow_values import (
 )
 from tracer.index.methods import parse_body
 from tracer.index.project import Project
+from tracer.index.reads import Memo
 from tracer.model.errors import InputError
 from tracer.resolve.resolver import ClassRef, Resolver
 
@@ -57,12 +58,13 @@ class FlowAnalysis:
         self.path_of = path_of
         self._stack: list[tuple[ClassRef, str]] = []
         self._parsed: dict[tuple[str, str], tuple[ast.FunctionDef | ast.AsyncFunctionDef, int] | None] = {}
-        self._values: dict[tuple[ClassRef, ClassRef, str], Values] = {}
+        self._values: Memo[Values] = Memo(self.project.reads)  # getters' values, with the modules behind them
 
     # -- sources --------------------------------------------------------------------------------
     def function(self, cls: ClassRef, name: str) -> tuple[ast.FunctionDef | ast.AsyncFunctionDef, int] | None:
         """The ast of a method and the offset that turns its lines into file lines."""
         key = (cls.module, f"{cls.qualname}.{name}")
+        self.project.reads.touch(cls.module)
         if key not in self._parsed:
             text = self.project.function_text(*key)
             span = self.project.span(*key)
@@ -134,15 +136,18 @@ class FlowAnalysis:
             return (Opaque(f"{concrete.name} has no {name}()"),)
         owner, _ = found
         key = (concrete, owner, name)
-        if key not in self._values:
-            self._values[key] = (Opaque("a getter that returns itself"),)
+        known = self._values.get(key)
+        if known is not None:
+            return known
+        self._values.put(key, (Opaque("a getter that returns itself"),))
+        with self.project.reads.record() as modules:
             flow = self.run(owner, concrete, name, value_mode=True)
             values: Values = flow.returns if flow is not None and flow.returns else (Opaque(f"{name}() returns nothing readable"),)
             if any(isinstance(v, Opaque) for v in values) and name in self.hints:
                 # the body could not be read to the end: the pack's statement of what it returns
                 values = self._hinted(concrete, name) or values
-            self._values[key] = values
-        return self._values[key]
+        self._values.put(key, values, modules)
+        return values
 
     def _hinted(self, concrete: ClassRef, name: str) -> Values:
         """A protocol pack's statement of what a getter returns: ``name=self.attr``, or

@@ -8,6 +8,7 @@ not touched). Both return the same typed results (tracer.model.results).
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -15,6 +16,7 @@ from pathlib import Path
 
 from tracer import __version__
 from tracer.analysis.branches import BranchCheck, with_branch_findings
+from tracer.analysis.chain_cache import ChainMemo, memo_key
 from tracer.analysis.chains import ChainTracer
 from tracer.analysis.entries import Alternatives, entry_classes
 from tracer.analysis.runner import RunnerAnalysis
@@ -66,10 +68,13 @@ def runner_candidates(project: Project, proto: Protocol) -> list[str]:
 
 def analyse(resolver: Resolver, protocols: Sequence[Protocol], entries: Mapping[str, Sequence[ClassRef]],
             *, runner: bool = True, known_sites: Sequence[CallSite] = (),
-            model_classes: set[str] | None = None, alternatives: Alternatives | None = None) -> Analysis:
+            model_classes: set[str] | None = None, alternatives: Alternatives | None = None,
+            memo: ChainMemo | None = None) -> Analysis:
     """Trace ``entries`` (protocol -> entry classes). With ``runner`` the setter's call
     sites outside the models are analysed too; without, ``known_sites`` (the base's)
-    stand for them where a finding depends on how often the runner calls the setter."""
+    stand for them where a finding depends on how often the runner calls the setter.
+    ``memo``: earlier runs' chain results, reused where no module they read changed."""
+    memo = memo or ChainMemo(resolver.project, None)
     models: list[ModelResult] = []
     findings: list[Finding] = []
     call_sites: list[CallSite] = []
@@ -77,24 +82,32 @@ def analyse(resolver: Resolver, protocols: Sequence[Protocol], entries: Mapping[
         ref.fullname for refs in entries.values() for ref in refs}
     for proto in protocols:
         tracer = ChainTracer(resolver, proto)
-        traced = [with_alternatives(tracer, tracer.trace(ref), *(alternatives or {}).get(ref.fullname, ("", [])))
-                  for ref in entries.get(proto.name, ())]
+        branches = BranchCheck(resolver.project, proto)
+
+        def traced_chain(ref: ClassRef) -> ModelResult:
+            registered, bindings = (alternatives or {}).get(ref.fullname, ("", []))
+            return memo.get(f"{proto.name} {ref.fullname} {registered} {bindings!r}", lambda: with_branch_findings(
+                branches, with_alternatives(tracer, tracer.trace(ref), registered, bindings)))
+        traced = [traced_chain(ref) for ref in entries.get(proto.name, ())]
         if runner:
-            sites, runner_findings = RunnerAnalysis(resolver, proto).analyse(
-                runner_candidates(resolver.project, proto), every_model)
+            candidates = runner_candidates(resolver.project, proto)
+
+            def walk(candidates: list[str] = candidates) -> tuple[tuple[CallSite, ...], tuple[Finding, ...]]:
+                sites, runner_findings = RunnerAnalysis(resolver, proto).analyse(candidates, every_model)
+                return tuple(sites), tuple(runner_findings) + tuple(runner_fallback_findings(resolver.project, proto))
+            setting = hashlib.sha256(repr((candidates, sorted(every_model))).encode()).hexdigest()[:20]
+            sites, runner_findings = memo.get(f"{proto.name} runner {setting}", walk)
             call_sites.extend(sites)
             findings.extend(runner_findings)
-            findings.extend(runner_fallback_findings(resolver.project, proto))
         else:
-            sites = [s for s in known_sites if s.protocol == proto.name]
+            sites = tuple(s for s in known_sites if s.protocol == proto.name)
         stale = stale_tag_findings(proto, traced, sites)
         findings.extend(stale)
-        branches = BranchCheck(resolver.project, proto)
         for model in traced:
-            model = with_branch_findings(branches, model)
             model = as_draft_head(with_findings(model, [f for f in stale if f.entry == model.entry]))
             models.append(model)
             findings.extend(model.findings)
+    memo.save()
     analysis = Analysis(tuple(models), tuple(call_sites), tuple(deduplicate(findings)))
     return with_probes(analysis, probe_shadowed(Sources(resolver.project, resolver), protocols, analysis.models))
 
@@ -128,7 +141,9 @@ def scan(path: str | Path, protocols: Sequence[Protocol], cache_dir: str | Path 
 
     alternatives: Alternatives = {}
     entries = entry_classes(project, resolver, applied, alternatives)
-    analysis = analyse(resolver, applied, entries, alternatives=alternatives)
+    memo = ChainMemo(project, memo_key(project, applied, [sorted(resolver.registry_factories.items()),
+                                                          sorted(resolver.registry_class_keywords)]))
+    analysis = analyse(resolver, applied, entries, alternatives=alternatives, memo=memo)
     problems = project.input_problems() + [InputProblem(p, 1, why) for p, why in link_problems]
     result = ScanResult(
         root=str(layout.scan_root),
@@ -138,7 +153,8 @@ def scan(path: str | Path, protocols: Sequence[Protocol], cache_dir: str | Path 
         input_errors=tuple(sorted(problems, key=lambda p: (p.path, p.line))),
         stats=ScanStats(files_total=len(files), files_parsed=project.parsed_full,
                         files_outlined=project.parsed_outline, functions_parsed=project.parsed_functions,
-                        cache_hits=cache.hits, seconds=round(time.perf_counter() - started, 3)),
+                        cache_hits=cache.hits, seconds=round(time.perf_counter() - started, 3),
+                        chains_traced=memo.traced, chains_reused=memo.reused),
         absent_protocols=tuple(absent), tool_version=__version__,
     )
     return ScanContext(layout, tuple(applied), project, resolver, result)

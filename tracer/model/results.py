@@ -100,6 +100,8 @@ class ScanStats:
     cache_hits: int = 0
     seconds: float = 0.0
     result_cache: bool = False  # answered from the whole-result cache
+    chains_traced: int = 0  # chains (and runner walks) traced in this run
+    chains_reused: int = 0  # taken from the chain memo: no module they read changed
 
 
 @dataclass(frozen=True)

@@ -219,14 +219,16 @@ def to_plain(obj: Any) -> Any:
     return obj
 
 
-def from_plain(data: Any) -> Any:
-    """Inverse of :func:`to_plain`; lists become tuples (dataclasses are frozen)."""
+def from_plain(data: Any, types: dict[str, type] | None = None) -> Any:
+    """Inverse of :func:`to_plain`; lists become tuples (dataclasses are frozen).
+    ``types``: the dataclasses a tag may name (default: the summary's)."""
+    known = _TYPES if types is None else types
     if isinstance(data, dict) and "__t" in data:
-        cls = _TYPES[data["__t"]]
-        kwargs = {k: from_plain(v) for k, v in data.items() if k != "__t"}
+        cls = known[data["__t"]]
+        kwargs = {k: from_plain(v, known) for k, v in data.items() if k != "__t"}
         return cls(**kwargs)
     if isinstance(data, list):
-        return tuple(from_plain(x) for x in data)
+        return tuple(from_plain(x, known) for x in data)
     return data
 
 

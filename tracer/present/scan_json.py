@@ -109,7 +109,8 @@ def call_site_from_json(d: Mapping[str, Any]) -> CallSite:
 def stats_to_json(stats: ScanStats) -> JSONDict:
     data: JSONDict = {"files_total": stats.files_total, "files_parsed": stats.files_parsed,
                       "files_outlined": stats.files_outlined, "functions_parsed": stats.functions_parsed,
-                      "cache_hits": stats.cache_hits, "seconds": stats.seconds}
+                      "cache_hits": stats.cache_hits, "seconds": stats.seconds,
+                      "chains_traced": stats.chains_traced, "chains_reused": stats.chains_reused}
     if stats.result_cache:
         data["result_cache"] = True
     return data
@@ -118,7 +119,8 @@ def stats_to_json(stats: ScanStats) -> JSONDict:
 def stats_from_json(d: Mapping[str, Any]) -> ScanStats:
     return ScanStats(int(d.get("files_total") or 0), int(d.get("files_parsed") or 0),
                      int(d.get("files_outlined") or 0), int(d.get("functions_parsed") or 0),
-                     int(d.get("cache_hits") or 0), float(d.get("seconds") or 0.0), bool(d.get("result_cache")))
+                     int(d.get("cache_hits") or 0), float(d.get("seconds") or 0.0), bool(d.get("result_cache")),
+                     int(d.get("chains_traced") or 0), int(d.get("chains_reused") or 0))
 
 
 def to_json(result: ScanResult) -> JSONDict:

@@ -209,7 +209,9 @@ def scanned_name(scan: ScanResult) -> str:
 def summary_lines(scan: ScanResult, shown: Sequence[Finding], options: TextOptions) -> list[str]:
     stats = scan.stats
     how = "no file changed: the result came from the cache" if stats.result_cache else \
-        f"{plural(stats.files_total, 'file')}, {stats.cache_hits} from the cache"
+        f"{plural(stats.files_total, 'file')}, {stats.cache_hits} from the cache" + (
+            f"; {stats.chains_traced} of {stats.chains_traced + stats.chains_reused} chains re-traced, the rest unchanged"
+            if stats.chains_reused else "")
     lines = [f"Scanned {scanned_name(scan)} in {stats.seconds} s ({how})."]
     width = max((len(p) for p in scan.protocols), default=0)
     for proto in ordered_protocols(scan, options.protocol_order):

@@ -10,6 +10,7 @@ import re
 from dataclasses import dataclass
 
 from tracer.index.project import Project
+from tracer.index.reads import Memo
 from tracer.model.summary import ClassDef, Function
 from tracer.resolve.jedi_fallback import JediFallback
 
@@ -67,10 +68,11 @@ class Untyped:
 class Resolver:
     def __init__(self, project: Project):
         self.project = project
-        self._mro_cache: dict[ClassRef, tuple[list[ClassRef], list[str]]] = {}
-        self._names: dict[tuple[str, str], Symbol] = {}
+        # memos that remember the modules behind each answer (a cached chain depends on them)
+        self._mro_cache: Memo[tuple[list[ClassRef], list[str]]] = Memo(project.reads)
+        self._names: Memo[Symbol] = Memo(project.reads)
         self.jedi: JediFallback | None = None  # created on first need
-        self._jedi_asked: dict[tuple[tuple[ClassRef, ...], str], list[Typed]] = {}  # one question once a run
+        self._jedi_asked: Memo[list[Typed]] = Memo(project.reads)  # one question once a run
         # factory function name -> (keyword naming the architecture, architecture -> class),
         # filled by the engine from a protocol's registry (a class picked by name at run time)
         self.registry_factories: dict[str, tuple[str, dict[str, ClassRef]]] = {}
@@ -95,10 +97,9 @@ class Resolver:
                 saved: set[tuple[str, str]] | None = getattr(self, "_stars_searched", None)
                 self._stars_searched: set[tuple[str, str]] | None = set()
                 try:
-                    found = self._resolve_name(module, dotted, depth)
+                    found = self._names.compute(key, lambda: self._resolve_name(module, dotted, depth))
                 finally:
                     self._stars_searched = saved
-                self._names[key] = found
             else:
                 found = self._resolve_name(module, dotted, depth)
         return found
@@ -194,8 +195,9 @@ class Resolver:
         the problems that leave it incomplete: a base that could not be resolved
         inside the tree, a cycle, a class not found, a depth bound. (Bases outside
         the tree, such as torch's, are not problems: their methods are not ours.)"""
-        if ref in self._mro_cache:
-            return self._mro_cache[ref]
+        return self._mro_cache.compute(ref, lambda: self._mro(ref))
+
+    def _mro(self, ref: ClassRef) -> tuple[list[ClassRef], list[str]]:
         order: list[ClassRef] = []
         notes: list[str] = []
         self._linearise(ref, [], order, notes)
@@ -207,7 +209,6 @@ class Resolver:
                 seen.add(cls)
                 result.append(cls)
         result.reverse()
-        self._mro_cache[ref] = (result, notes)
         return result, notes
 
     def _linearise(self, ref: ClassRef, stack: list[ClassRef], order: list[ClassRef], notes: list[str]) -> None:
@@ -343,10 +344,7 @@ class Resolver:
     def _jedi_types(self, classes: list[ClassRef], attr: str) -> list[Typed]:
         """Ask jedi (time-bounded) about ``self.<attr> = ...`` writes the resolver could not type
         (each question once a run: a chain per entry class asked the same one up to six times)."""
-        key = (tuple(classes), attr)
-        if key not in self._jedi_asked:
-            self._jedi_asked[key] = self._ask_jedi(classes, attr)
-        return self._jedi_asked[key]
+        return self._jedi_asked.compute((tuple(classes), attr), lambda: self._ask_jedi(classes, attr))
 
     def _ask_jedi(self, classes: list[ClassRef], attr: str) -> list[Typed]:
         if self.jedi is None:
