@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 from tracer import __version__
 from tracer.index.cache import entry_key
 from tracer.index.project import Project
+from tracer.index.reads import parse_fact
 from tracer.model.findings import Finding
 from tracer.model.protocol import Protocol
 from tracer.model.results import Alternative, CallSite, Hop, ModelResult, TagSite
@@ -61,11 +62,17 @@ class ChainMemo:
         self.reused = 0
         self.traced = 0
 
-    def _digest(self, module: str) -> str:
-        if module not in self._digests:
-            data = self.project.data(module)
-            self._digests[module] = hashlib.sha256(data).hexdigest()[:20] if data is not None else "-"
-        return self._digests[module]
+    def _digest(self, read: str) -> str:
+        """A module's digest, or for a mention fact whether it still holds."""
+        if read not in self._digests:
+            fact = parse_fact(read)
+            if fact is not None:
+                module, word, found = fact
+                self._digests[read] = "=" if self.project.mentions(module, word) == found else "changed"
+            else:
+                data = self.project.data(read)
+                self._digests[read] = hashlib.sha256(data).hexdigest()[:20] if data is not None else "-"
+        return self._digests[read]
 
     def _unchanged(self, deps: object) -> bool:
         return isinstance(deps, dict) and all(isinstance(v, str) and self._digest(m) == v for m, v in deps.items())

@@ -15,7 +15,7 @@ from concurrent.futures.process import BrokenProcessPool
 
 from tracer.index.cache import SummaryCache, entry_key
 from tracer.index.outline import outline_summary
-from tracer.index.reads import Reads
+from tracer.index.reads import Reads, mention_fact
 from tracer.index.source import decode_source
 from tracer.model.errors import InputError
 from tracer.model.results import InputProblem
@@ -124,6 +124,9 @@ class Project:
     # -- raw text ----------------------------------------------------------------
     def data(self, module: str) -> bytes | None:
         self.reads.touch(module)
+        return self._bytes(module)
+
+    def _bytes(self, module: str) -> bytes | None:
         if module not in self._data:
             source = self.by_module.get(module)
             try:
@@ -133,13 +136,15 @@ class Project:
         return self._data[module]
 
     def mentions(self, module: str, word: str) -> bool:
-        """Cheap text test: can this module define or use ``word`` at all?"""
+        """Cheap text test: can this module define or use ``word`` at all? (What a
+        recording learns is only the answer, not the module's bytes: a runner walk that
+        asked every module whether it names the setter depends on those answers alone.)"""
         key = (module, word)
-        self.reads.touch(module)
         found = self._mentions.get(key)
         if found is None:
-            data = self.data(module)
+            data = self._bytes(module)
             found = self._mentions[key] = data is None or word.encode() in data  # unreadable: do not rule out
+        self.reads.touch(mention_fact(module, word, found))
         return found
 
     # -- summaries -----------------------------------------------------------------

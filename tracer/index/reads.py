@@ -16,6 +16,17 @@ from typing import Generic, TypeVar
 V = TypeVar("V")
 
 
+def mention_fact(module: str, word: str, found: bool) -> str:
+    """A read that depends only on whether ``module`` contains ``word`` (see Project.mentions)."""
+    return f"{module}\0{word}\0{int(found)}"
+
+
+def parse_fact(read: str) -> tuple[str, str, bool] | None:
+    """(module, word, found) of a mention fact; None for a module read."""
+    parts = read.split("\0")
+    return (parts[0], parts[1], parts[2] == "1") if len(parts) == 3 else None
+
+
 class Reads:
     def __init__(self) -> None:
         self._open: list[set[str]] = []
