@@ -276,15 +276,15 @@ def input_error_finding(problem: InputProblem) -> Finding:
 def deduplicate(findings: Sequence[Finding]) -> list[Finding]:
     """One finding per (slug, protocol, place); every affected entry is listed."""
     merged: dict[tuple[object, ...], Finding] = {}
-    entries: dict[tuple[object, ...], list[str]] = {}
+    entries: dict[tuple[object, ...], dict[str, None]] = {}  # an ordered set: a finding may name hundreds
     for f in sorted(findings, key=Finding.sort_key):
         key = (f.slug, f.protocol, f.file, f.line, f.col, f.message)
         if key not in merged:
             merged[key] = f
-            entries[key] = []
+            entries[key] = {}
         for entry in (f.entry, *f.entries):
-            if entry and entry not in entries[key]:
-                entries[key].append(entry)
+            if entry:
+                entries[key][entry] = None
     return [dataclasses.replace(f, entries=tuple(entries[k])) for k, f in merged.items()]
 
 

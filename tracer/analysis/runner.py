@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from weakref import WeakKeyDictionary
 
 from tracer.checks import finding
+from tracer.index.project import Project
 from tracer.model.findings import Finding
 from tracer.model.protocol import Protocol
 from tracer.model.results import CallSite
@@ -150,15 +152,8 @@ class RunnerAnalysis:
                 continue
             if not self._relevant(module):
                 continue
-            summary = self.project.module(module)
-            if summary is None or summary.error:
-                continue
-            qualnames = [name for name, _, _ in summary.spans()]
-            qualnames += [f"{c.qualname}.{name}" for c in summary.classes for name, _, _ in c.spans()]
-            for qualname in qualnames:
-                text = self.project.function_text(module, qualname) or ""
-                body = text.split("\n", 1)[1] if "\n" in text else ""
-                calls_of.setdefault(qualname.rpartition(".")[2], set()).update(_CALLED.findall(body))
+            for name, names_called in _calls_by_function(self.project, module):
+                calls_of.setdefault(name, set()).update(names_called)
         reaching = set(relevant)
         changed = True
         while changed:
@@ -288,3 +283,25 @@ class RunnerAnalysis:
 def _short(qualname: str) -> str:
     parts = qualname.split(".")
     return ".".join(parts[-2:]) if len(parts) >= 2 else qualname
+
+
+# module -> (function name, names it calls) per project: the same for every protocol's walk
+_CALLS: WeakKeyDictionary[Project, dict[str, tuple[tuple[str, frozenset[str]], ...]]] = WeakKeyDictionary()
+
+
+def _calls_by_function(project: Project, module: str) -> tuple[tuple[str, frozenset[str]], ...]:
+    """The names each function or method of ``module`` calls (text only), computed once a run."""
+    known = _CALLS.setdefault(project, {})
+    project.reads.touch(module)
+    if module not in known:
+        found: list[tuple[str, frozenset[str]]] = []
+        summary = project.module(module)
+        if summary is not None and not summary.error:
+            qualnames = [name for name, _, _ in summary.spans()]
+            qualnames += [f"{c.qualname}.{name}" for c in summary.classes for name, _, _ in c.spans()]
+            for qualname in qualnames:
+                text = project.function_text(module, qualname) or ""
+                body = text.split("\n", 1)[1] if "\n" in text else ""
+                found.append((qualname.rpartition(".")[2], frozenset(_CALLED.findall(body))))
+        known[module] = tuple(found)
+    return known[module]

@@ -37,6 +37,10 @@ class JediFallback:
             # scanned tree (`python -m tracer` run inside it puts the cwd first), so
             # nothing there may be importable, and nothing is auto-imported.
             jedi.settings.auto_import_modules = []
+            # No search of the tree's files for a function's callers (jedi's "dynamic
+            # params"): on SGLang 0.5.23 it read 400 files for one question, 0.4 s.
+            jedi.settings.dynamic_params = False
+            jedi.settings.dynamic_params_for_other_modules = False
             self._environment = jedi.InterpreterEnvironment()
             self._project = jedi.Project(
                 path=str(self.base), added_sys_path=(), smart_sys_path=False, load_unsafe_extensions=False,
