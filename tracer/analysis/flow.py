@@ -37,10 +37,8 @@ from tracer.analysis.flow_values import (
     closest,
     tainted,
 )
-from tracer.index.methods import parse_body
 from tracer.index.project import Project
 from tracer.index.reads import Memo
-from tracer.model.errors import InputError
 from tracer.resolve.resolver import ClassRef, Resolver
 
 MAX_DEPTH = 12  # followed calls, one inside the other
@@ -66,17 +64,11 @@ class FlowAnalysis:
         key = (cls.module, f"{cls.qualname}.{name}")
         self.project.reads.touch(cls.module)
         if key not in self._parsed:
-            text = self.project.function_text(*key)
-            span = self.project.span(*key)
+            parsed = self.project.function_ast(*key)  # parsed where it stands: the file's lines and columns
             found = None
-            if text is not None and span is not None:
-                try:  # parsed where it stands, so lines and columns are the file's
-                    tree, offset = parse_body(text.split("\n"), span[0])
-                except InputError:
-                    tree = None
-                node = tree.body[0] if tree is not None and tree.body else None
-                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    found = (node, offset)
+            node = parsed[0].body[0] if parsed is not None and parsed[0].body else None
+            if parsed is not None and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                found = (node, parsed[1])
             self._parsed[key] = found
         return self._parsed[key]
 

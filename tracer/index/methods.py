@@ -354,11 +354,12 @@ def parse_body(rows: list[str], start: int) -> tuple[ast.Module, int]:
 
 
 def summarize_function(text: str, start: int, end: int, module: str, class_qualname: str = "",
-                       is_package: bool = False) -> Function:
+                       is_package: bool = False, parsed: tuple[ast.Module, int] | None = None) -> Function:
     """Summarise one method or function: lines ``start..end`` (1-based, decorators
-    included) of ``text``. Positions are those of the whole file."""
+    included) of ``text``. Positions are those of the whole file. ``parsed``: the
+    ``parse_body`` of those lines, where the caller has it already."""
     rows = text.split("\n")[start - 1:end]
-    tree, offset = parse_body(rows, start)
+    tree, offset = parsed if parsed is not None else parse_body(rows, start)
     node = next((n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))), None)
     if node is None:
         raise InputError("no function found at the given lines", start)

@@ -7,6 +7,7 @@ stage needs method bodies). Input errors are recorded, never raised.
 
 from __future__ import annotations
 
+import ast
 import errno
 import os
 import stat
@@ -119,6 +120,7 @@ class Project:
         self._lines: dict[str, list[str]] = {}
         self._mentions: dict[tuple[str, str], bool] = {}
         self._functions: dict[tuple[str, str], Function | None] = {}
+        self._asts: dict[tuple[str, str], tuple[ast.Module, int] | None] = {}
         self.reads = Reads()  # what each cached chain result depends on
 
     # -- raw text ----------------------------------------------------------------
@@ -269,12 +271,35 @@ class Project:
                 owner = qualname.rpartition(".")[0]
                 args = (self.text(module) or "", span[0], span[1], module, owner, source.is_package)
                 try:
-                    result = _function_isolated(args) if len(snippet) > IN_PROCESS_BYTES else _function_job(args)
+                    if len(snippet) > IN_PROCESS_BYTES:
+                        result = _function_isolated(args)
+                    else:
+                        parsed = self.function_ast(module, qualname)
+                        result = _function_job((*args, parsed)) if parsed is not None else None
                     self.parsed_functions += 1
                 except InputError:
                     result = None
         self._functions[key] = result
         return result
+
+    def function_ast(self, module: str, qualname: str) -> tuple[ast.Module, int] | None:
+        """The stdlib ast of one method where it stands in its file (see ``parse_body``),
+        parsed once a run: its summary and the value flow both read it."""
+        key = (module, qualname)
+        self.reads.touch(module)
+        if key not in self._asts:
+            found = None
+            span = self.span(module, qualname)
+            snippet = self.function_text(module, qualname)
+            if span is not None and snippet is not None:
+                from tracer.index.methods import parse_body
+
+                try:
+                    found = parse_body(snippet.split("\n"), span[0])
+                except InputError:
+                    found = None
+            self._asts[key] = found
+        return self._asts[key]
 
     def input_problems(self) -> list[InputProblem]:
         problems = list(self.duplicates)
