@@ -18,6 +18,7 @@ from tracer.analysis.branches import BranchCheck, with_branch_findings
 from tracer.analysis.chains import ChainTracer
 from tracer.analysis.entries import Alternatives, entry_classes
 from tracer.analysis.runner import RunnerAnalysis
+from tracer.analysis.registrations import source_findings
 from tracer.analysis.runner_fallbacks import runner_fallback_findings
 from tracer.checks import finding, is_error
 from tracer.effective.probe import probe_shadowed
@@ -58,7 +59,7 @@ def chosen_protocols(layout: Layout, packs: Sequence[Protocol]) -> list[Protocol
 def runner_candidates(project: Project, proto: Protocol) -> list[str]:
     """Modules outside the entry modules that call the protocol's setter (none where the ids
     travel on the config: the builders are the runner's part, read by the chain)."""
-    if proto.config_attribute:
+    if proto.config_attribute or proto.argument_parameter:
         return []
     return sorted(m for m in project.by_module
                   if proto.in_scope(m) and project.mentions(m, proto.setter) and not proto.is_entry_module(m))
@@ -85,6 +86,7 @@ def analyse(resolver: Resolver, protocols: Sequence[Protocol], entries: Mapping[
             call_sites.extend(sites)
             findings.extend(runner_findings)
             findings.extend(runner_fallback_findings(resolver.project, proto))
+            findings.extend(source_findings(resolver, proto))
         else:
             sites = [s for s in known_sites if s.protocol == proto.name]
         stale = stale_tag_findings(proto, traced, sites)
