@@ -41,9 +41,14 @@ def duplicate_findings(resolver: Resolver, proto: Protocol) -> list[Finding]:
             "duplicate-registration", "decorator" if by_decorator else "table", protocol=proto.name,
             file=last_file, line=dup.last.line, col=0,
             chain=(f"{dup.first.module}.{dup.first.class_name}", f"{dup.last.module}.{dup.last.class_name}"),
-            setter=proto.setter, name=dup.architecture, first=dup.first.class_name, last=dup.last.class_name,
+            setter=proto.setter, name=dup.architecture, first=_short(dup.first.module, dup.first.class_name),
+            last=_short(dup.last.module, dup.last.class_name),
             first_place=f"{first_file}:{dup.first.line}", last_place=f"{last_file}:{dup.last.line}"))
     return found
+
+
+def _short(module: str, class_name: str) -> str:
+    return f"{module.rsplit('.', 1)[-1]}.{class_name}"
 
 
 def default_findings(resolver: Resolver, proto: Protocol) -> list[Finding]:

@@ -13,14 +13,14 @@ from __future__ import annotations
 from tracer.checks import Check, Example, example
 from tracer.checks.argument_trees import PROTOCOL, argument_tree
 
-_REGISTER_TWICE = ("tensorrt_llm/_torch/models/modeling_mistral.py", '''from torch import nn
+_REGISTER_TWICE = ("tensorrt_llm/_torch/models/modeling_qwen3_next.py", '''from torch import nn
 
 from .modeling_utils import DecoderModelForCausalLM, register_auto_model
 from .modeling_qwen3 import Qwen3Model
 
 
 @register_auto_model("Qwen3ForCausalLM")  # expect: duplicate-registration
-class MistralForCausalLM(DecoderModelForCausalLM):
+class Qwen3NextForCausalLM(DecoderModelForCausalLM):
 
     def __init__(self, model_config):
         super().__init__(Qwen3Model(model_config), config=model_config)
