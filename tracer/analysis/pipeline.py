@@ -17,8 +17,8 @@ from tracer import __version__
 from tracer.analysis.branches import BranchCheck, with_branch_findings
 from tracer.analysis.chains import ChainTracer
 from tracer.analysis.entries import Alternatives, entry_classes
-from tracer.analysis.runner import RunnerAnalysis
 from tracer.analysis.registrations import source_findings
+from tracer.analysis.runner import RunnerAnalysis
 from tracer.analysis.runner_fallbacks import runner_fallback_findings
 from tracer.checks import finding, is_error
 from tracer.effective.probe import probe_shadowed
