@@ -174,3 +174,19 @@ def test_a_bad_pack_on_the_command_line_is_one_line_and_status_2(tmp_path):
                          capture_output=True, text=True)
     assert run.returncode == 2 and "Traceback" not in run.stderr
     assert len(run.stderr.strip().splitlines()) == 1 and "entry.decorators" in run.stderr
+
+
+_OUTER = ("        hidden_states = self.model(", "        spec_metadata.maybe_capture_hidden_states(-1, input_ids)\n"
+          "        hidden_states = self.model(")
+
+
+def test_a_capture_outside_the_decoder_loop_is_no_capture_of_the_layers(tmp_path):
+    """A one-engine wrapper captures the final output (id -1) in its own forward: a hop of the
+    chain, but it must not make a model whose layers never call the hook look fine."""
+    files = [(p, t.replace(*_OUTER)) for p, t in argument_tree(layer_hook="never")]
+    scan = _scan(tmp_path / "a", files)
+    assert _model(scan)["verdict"] == "broken" and _model(scan)["findings"] == ["dead-write"]
+    fine = _model(_scan(tmp_path / "b", [(p, t.replace(*_OUTER)) for p, t in argument_tree()]))
+    outer = [h for h in fine["chain"] if "outside the decoder loop" in h["resolved_by"]]
+    assert fine["verdict"] == "ok" and [(h["kind"], h["line"]) for h in outer] == [
+        ("read", _line(files, UTILS, "maybe_capture_hidden_states(-1"))]

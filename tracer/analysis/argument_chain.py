@@ -8,12 +8,17 @@ call runs (``self.model(...)``, ``layer(...)`` in a loop over ``self.layers``,
 ``<value>.<hook>(...)``: the capture. What the pack names is where the value enters
 and the hook; the verdict follows the value, whatever the locals are called.
 
-Verdicts: the hook is called on some path: ``ok`` (a hook under one branch of a test
-that does not look at the value is ``capture-skipped-on-branch``); a call of a sub-module
-whose forward takes the value (by name, or in ``**kwargs`` from the decoder loop) does
-not pass it: ``broken-delegation``; it is handed down and nothing calls the hook:
-``dead-write``; handed to a callee whose class is unknown: ``unknown``; the entry's
-forward takes no such argument: ``missing``.
+Only a hook called in the decoder loop (a loop over a ``self`` container) or below it
+captures the layers; one outside it (a one-engine wrapper capturing the model's final
+output) is a hop of the chain, not a capture of the layers.
+
+Verdicts: the layers' hook is called on some path: ``ok`` (a hook under one branch of a
+test that does not look at the value is ``capture-skipped-on-branch``); a call of a
+sub-module whose forward takes the value (by name, or in ``**kwargs`` from the decoder
+loop) does not pass it: ``broken-delegation``; it is handed down and nothing calls the
+hook: ``dead-write`` (at the hand-off to the layers, once their forwards were traced to
+the end); handed to a callee whose class is unknown: ``unknown``; the entry's forward
+takes no such argument: ``missing``.
 """
 
 from __future__ import annotations
@@ -62,12 +67,13 @@ class Site:
 
 @dataclass
 class _Walk:
-    hooks: list[Site] = field(default_factory=list)
+    hooks: list[Site] = field(default_factory=list)  # captures of the layers (in or below the decoder loop)
+    outer_hooks: list[Site] = field(default_factory=list)  # captures outside it (the model's final output)
     drops: list[Site] = field(default_factory=list)
     handoffs: list[tuple[Site, bool]] = field(default_factory=list)  # (call, whether its callee reaches the hook)
     unresolved: list[Site] = field(default_factory=list)
     skipped: list[Site] = field(default_factory=list)  # hook under one branch only
-    done: dict[tuple[ClassRef, ClassRef, str, Held], bool] = field(default_factory=dict)
+    done: dict[tuple[ClassRef, ClassRef, str, Held, bool], bool] = field(default_factory=dict)
 
 
 def trace_argument(tracer: ChainTracer, entry: ClassRef, entry_line: int, trace: _Trace) -> ModelResult:
@@ -89,12 +95,16 @@ def trace_argument(tracer: ChainTracer, entry: ClassRef, entry_line: int, trace:
     start = Hop("setter", f"{owner.fullname}.forward", tracer._path(owner.module), method.line,
                 f"the runner passes {key}= to the entry's forward ({how})")
     walk = _Walk()
-    _Visitor(tracer, walk).visit(entry, owner, "forward", held, (start,), 0)
+    _Visitor(tracer, walk).visit(entry, owner, "forward", held, (start,), 0, False)
     if walk.hooks:
         first = walk.hooks[0]
         trace.hops.extend(first.path)
         trace.hops.append(Hop("read", f"{first.owner.fullname}.{first.method}", tracer._path(first.owner.module),
                               first.line, f"calls {key}.{proto.argument_hook}(...)"))
+        for outer in walk.outer_hooks[:1]:
+            trace.hops.append(Hop("read", f"{outer.owner.fullname}.{outer.method}", tracer._path(outer.owner.module),
+                                  outer.line, f"also calls {key}.{proto.argument_hook}(...) outside the decoder loop "
+                                              "(the model's final output)"))
         trace.hops.extend(_output_hops(tracer))
         trace.state_owners.extend(dict.fromkeys(s.concrete for s in walk.hooks))
         trace.written = True
@@ -110,14 +120,18 @@ def trace_argument(tracer: ChainTracer, entry: ClassRef, entry_line: int, trace:
                                            callee=site.source, target=site.target, function=_fn(site),
                                            how=site.detail))
         return tracer._finish(entry, entry_line, trace)
-    if walk.unresolved:
+    unreached = [s for s, reached in walk.handoffs if not reached]
+    into_layers = [s for s in unreached if s.in_loop]
+    # the decoder loop's layers were traced to the end and none captures: what else received the
+    # value (a worker built by a factory) cannot capture the layers' states
+    proven = [s for s in into_layers if not any(_below(u, s) for u in walk.unresolved)]
+    if walk.unresolved and not proven:
         site = walk.unresolved[0]
         trace.unresolved.append(f"cannot follow {key} into {site.source}: {site.detail}")
         trace.findings.append(_finding(tracer, "unresolved", "argument", entry, site, trace, callee=site.source,
                                        why=site.detail, receiver=site.source))
         return tracer._result(entry, entry_line, "unknown", trace.unresolved[0], trace)
-    unreached = [s for s, reached in walk.handoffs if not reached]
-    dead = [s for s in unreached if s.in_loop] or unreached[-1:]
+    dead = proven or unreached[-1:]
     if dead:
         for site in dead:
             trace.findings.append(_finding(tracer, "dead-write", "hook-uncalled", entry, site, trace,
@@ -137,6 +151,11 @@ def entry_held(node: FunctionNode, key: str) -> Held | None:
     if node.args.kwarg is not None:
         return Held(frozenset(), node.args.kwarg.arg, key)
     return None
+
+
+def _below(site: Site, handoff: Site) -> bool:
+    """Whether ``site`` lies in what ``handoff``'s callee runs (its hops start with the handoff's)."""
+    return site.path[:len(handoff.path)] == handoff.path
 
 
 def _deepest(walk: _Walk) -> list[Hop]:
@@ -180,8 +199,9 @@ class _Visitor:
         self.hook = tracer.protocol.argument_hook
 
     def visit(self, concrete: ClassRef, owner: ClassRef, name: str, held: Held, path: tuple[Hop, ...],
-              depth: int) -> bool:
-        memo = (concrete, owner, name, held)
+              depth: int, in_layers: bool) -> bool:
+        """Whether the method (run below the decoder loop when ``in_layers``) captures the layers."""
+        memo = (concrete, owner, name, held, in_layers)
         if memo in self.walk.done:
             return self.walk.done[memo]
         self.walk.done[memo] = False  # a cycle reaches nothing new
@@ -194,8 +214,12 @@ class _Visitor:
         for call in body.calls():
             line = call.lineno + offset
             if body.is_hook(call, self.hook):
+                site = Site(concrete, owner, name, line, call.col_offset, self.hook, path)
+                if not (in_layers or call in body.in_loop):
+                    self.walk.outer_hooks.append(site)
+                    continue
                 reached = True
-                self.walk.hooks.append(Site(concrete, owner, name, line, call.col_offset, self.hook, path))
+                self.walk.hooks.append(site)
                 skipped = body.skipping_branch(call, self.hook)
                 if skipped is not None:
                     test, at = skipped
@@ -226,7 +250,8 @@ class _Visitor:
                 hop = Hop("delegate", f"{target_owner.fullname}.{method}", self.tracer._path(target_owner.module),
                           callee[0].lineno + callee[1], f"{source}(...) passes {held.key} ({_how(passes)})",
                           call_file=self.tracer._path(owner.module), call_line=line, passes_ids=True)
-                got = self.visit(target_cls, target_owner, method, sub, (*path, hop), depth + 1)
+                got = self.visit(target_cls, target_owner, method, sub, (*path, hop), depth + 1,
+                                 in_layers or in_loop)
                 self.walk.handoffs.append((Site(concrete, owner, name, line, call.col_offset, source, (*path, hop),
                                                 label, in_loop), got))
                 reached = reached or got
