@@ -81,8 +81,12 @@ class ArgumentTypes:
         return targets
 
     # -- what an attribute holds --------------------------------------------------------------------
-    def held(self, concrete: ClassRef, attr: str) -> tuple[list[ClassRef], str]:
-        """Classes of the tree ``self.<attr>`` may hold on an instance of ``concrete``, or why none."""
+    def held(self, concrete: ClassRef, attr: str, depth: int = 0) -> tuple[list[ClassRef], str]:
+        """Classes of the tree ``self.<attr>`` may hold on an instance of ``concrete``, or why none;
+        for a method (``for layer in self.local_layers():``), what its returns hold."""
+        getter = self.resolver.find_method(concrete, attr)
+        if getter is not None:
+            return self._returned(concrete, getter[0], attr, depth)
         typed = self.resolver.attribute_types(concrete, attr, jedi=False)
         if isinstance(typed, list) and typed:
             return [t.cls for t in typed], ""
@@ -102,6 +106,22 @@ class ArgumentTypes:
                 return list(dict.fromkeys(found)), ""
             return [], f"self.{attr} is built from {ast.unparse(values[0])[:60]}, no class of the scanned tree"
         return [], getattr(typed, "why", f"no assignment of self.{attr} found")
+
+    def _returned(self, concrete: ClassRef, owner: ClassRef, name: str, depth: int) -> tuple[list[ClassRef], str]:
+        parsed = self.tracer.flow.function(owner, name)
+        if parsed is None or depth > MAX_PARAM_HOPS:
+            return [], f"{owner.name}.{name}() could not be read"
+        found: list[ClassRef] = []
+        for node in ast.walk(parsed[0]):
+            if not (isinstance(node, ast.Return) and node.value is not None):
+                continue
+            for sub in ast.walk(node.value):
+                if isinstance(sub, ast.Attribute) and isinstance(sub.value, ast.Name) and sub.value.id == "self" \
+                        and sub.attr != name:
+                    found.extend(self.held(concrete, sub.attr, depth + 1)[0])
+        if found:
+            return list(dict.fromkeys(found)), ""
+        return [], f"{owner.name}.{name}() returns no sub-module of the scanned tree"
 
     def _built_in(self, concrete: ClassRef, below: list[ClassRef], cls: ClassRef, init: ast.AST, value: ast.expr,
                   depth: int) -> list[ClassRef]:

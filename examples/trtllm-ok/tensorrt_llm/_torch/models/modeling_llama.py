@@ -26,10 +26,14 @@ class LlamaModel(DecoderModel):
         super().__init__(model_config)
         self.layers = nn.ModuleList([LlamaDecoderLayer(model_config, i) for i in range(model_config.num_hidden_layers)])
 
+    def local_layers(self):
+        """The layers of this pipeline stage."""
+        return self.layers[self.first_layer:self.last_layer]
+
     def forward(self, attn_metadata, input_ids=None, position_ids=None, **kwargs):
         hidden_states = self.embed_tokens(input_ids)
         residual = None
-        for layer in self.layers[:self.num_hidden_layers]:
+        for layer in self.local_layers():
             hidden_states, residual = layer(position_ids=position_ids, hidden_states=hidden_states,
                                             attn_metadata=attn_metadata, residual=residual, **kwargs)
         return self.norm(hidden_states, residual)
