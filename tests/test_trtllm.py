@@ -190,3 +190,22 @@ def test_a_capture_outside_the_decoder_loop_is_no_capture_of_the_layers(tmp_path
     outer = [h for h in fine["chain"] if "outside the decoder loop" in h["resolved_by"]]
     assert fine["verdict"] == "ok" and [(h["kind"], h["line"]) for h in outer] == [
         ("read", _line(files, UTILS, "maybe_capture_hidden_states(-1"))]
+
+
+def test_an_entry_that_takes_the_metadata_and_hands_it_nowhere_is_a_dead_write_at_its_forward(tmp_path):
+    files = [(p, t.replace("spec_metadata=spec_metadata)\n        return self.lm_head", ")\n        return self.lm_head")
+              if p == UTILS else t.replace("input_ids=None, spec_metadata=None, **kwargs):", "input_ids=None):"))
+             for p, t in argument_tree()]
+    scan = _scan(tmp_path, files)
+    assert _model(scan)["verdict"] == "broken"
+    assert [(f["slug"], f["file"], f["line"]) for f in scan["findings"]] == [
+        ("dead-write", UTILS, _line(files, UTILS, "def forward"))]
+    assert "neither calls spec_metadata.maybe_capture_hidden_states() nor hands it" in scan["findings"][0]["message"]
+
+
+def test_a_sub_module_that_would_take_it_is_a_broken_delegation_when_nothing_is_handed_on(tmp_path):
+    files = [(p, t.replace("spec_metadata=spec_metadata)\n        return self.lm_head", ")\n        return self.lm_head"))
+             for p, t in argument_tree()]
+    scan = _scan(tmp_path, files)
+    assert [(f["slug"], f["file"], f["line"]) for f in scan["findings"]] == [
+        ("broken-delegation", UTILS, _line(files, UTILS, "hidden_states = self.model("))]

@@ -113,7 +113,9 @@ def trace_argument(tracer: ChainTracer, entry: ClassRef, entry_line: int, trace:
                                            condition=site.detail, capture_line=site.target))
         return tracer._finish(entry, entry_line, trace)
     trace.hops.extend(start for start in ([start] if not walk.handoffs else _deepest(walk)))
-    drops = [s for s in walk.drops if s.by_name or s.in_loop]
+    # a callee that names the parameter, or the decoder loop's layers; with no hand-off at all, any
+    # sub-module whose forward could have taken it
+    drops = [s for s in walk.drops if s.by_name or s.in_loop] or ([] if walk.handoffs else walk.drops)
     if drops:
         for site in drops:
             trace.findings.append(_finding(tracer, "broken-delegation", "argument", entry, site, trace,
@@ -138,8 +140,7 @@ def trace_argument(tracer: ChainTracer, entry: ClassRef, entry_line: int, trace:
                                            callee=site.source, target=site.target))
     else:
         site = Site(entry, owner, "forward", method.line, method.col, "forward", (start,), f"{owner.name}.forward")
-        trace.findings.append(_finding(tracer, "dead-write", "hook-uncalled", entry, site, trace,
-                                       callee=f"{owner.name}.forward", target=f"{owner.name}.forward"))
+        trace.findings.append(_finding(tracer, "dead-write", "argument-unused", entry, site, trace))
     return tracer._finish(entry, entry_line, trace)
 
 

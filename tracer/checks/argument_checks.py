@@ -68,9 +68,12 @@ VARIANTS: dict[str, tuple[dict[str, str], dict[str, str], tuple[Example, ...], t
         (_fires(model_loop="swallowed"),), (_fires(),)),
     "dead-write": (
         {"hook-uncalled": "{method} hands {param} to {target} ({callee}), but nothing it runs calls "
-                          "{param}.{hook}(): the draft reads a capture buffer no layer wrote, for {entry_name}"},
+                          "{param}.{hook}(): the draft reads a capture buffer no layer wrote, for {entry_name}",
+         "argument-unused": "{method} takes {param} but neither calls {param}.{hook}() nor hands it to any "
+                            "call: nothing is captured for {entry_name}"},
         {"hook-uncalled": "Call {param}.{hook}(self.layer_idx, hidden_states, residual) in {target} after the "
-                          "layer ran."},
+                          "layer ran.",
+         "argument-unused": "Hand {param} to the inner model's forward, down to the decoder layers."},
         (_fires(layer_hook="never"),), (_fires(),)),
     "unresolved": (
         {"argument": "cannot follow {param} into {callee}: {why}"},
