@@ -209,3 +209,16 @@ def test_a_sub_module_that_would_take_it_is_a_broken_delegation_when_nothing_is_
     scan = _scan(tmp_path, files)
     assert [(f["slug"], f["file"], f["line"]) for f in scan["findings"]] == [
         ("broken-delegation", UTILS, _line(files, UTILS, "hidden_states = self.model("))]
+
+
+def test_explain_says_where_the_ids_come_from_instead_of_evaluating_the_forward(tmp_path):
+    root = _write(tmp_path / "tree", argument_tree())
+    configs = __import__("pathlib").Path(__file__).resolve().parent / "data" / "configs"
+    run = subprocess.run([sys.executable, "-m", "tracer", "explain", str(root), "--no-cache",
+                          "--target-config", str(configs / "llama-3.1-8b"),
+                          "--draft-config", str(configs / "draft-eagle-config"), "--entry", ENTRY],
+                         capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    assert "the ids reach the model in the spec_metadata argument (Eagle3SpecMetadata" in run.stdout
+    assert "the runner does not read that key" not in run.stdout
+    assert "called with attn_metadata=" not in run.stdout  # the forward is not evaluated as a setter
