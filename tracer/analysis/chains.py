@@ -15,6 +15,7 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass, field
 
+from tracer.analysis.argument_chain import trace_argument
 from tracer.analysis.config_chain import trace_config
 from tracer.analysis.config_source import ConfigSources
 from tracer.analysis.flow import Call, Flow, FlowAnalysis, Ids, Problem, Values, Write
@@ -79,6 +80,8 @@ class ChainTracer:
         trace = _Trace()
         if self.sources is not None:
             return trace_config(self, self.sources, entry, entry_line, trace)
+        if proto.argument_parameter:
+            return trace_argument(self, entry, entry_line, trace)
         found = self.resolver.find_method(entry, proto.setter)
         classes, mro_problems = self.resolver.mro(entry)
         if found is None:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from tracer.index.decorators import duplicates, read_decorated
 from tracer.index.project import Project
-from tracer.index.registry import RegistryEntry, read_registry, read_registry_updates
+from tracer.index.registry import Duplicate, RegistryEntry, read_registry, read_registry_updates
 from tracer.model.protocol import Protocol
 from tracer.resolve.bindings import Binding, bindings
 from tracer.resolve.resolver import ClassRef, Resolver
@@ -55,6 +56,9 @@ def entry_classes(project: Project, resolver: Resolver, protocols: Sequence[Prot
     alternatives = {} if alternatives is None else alternatives
     entries: dict[str, list[ClassRef]] = {}
     for proto in protocols:
+        if proto.entry_kind == "decorator":
+            entries[proto.name] = _decorated_classes(project, resolver, proto, alternatives)
+            continue
         if proto.entry_kind in ("registry-dict", "registry-update"):
             entries[proto.name] = _registry_classes(project, resolver, proto, alternatives)
             continue
@@ -82,6 +86,40 @@ def _registry_classes(project: Project, resolver: Resolver, proto: Protocol,
         resolver.registry_factories[factory] = (proto.registry_factory_keyword, by_architecture)
     resolver.registry_class_keywords.update(proto.registry_factory_class_keywords)
     return sorted(set(by_architecture.values()), key=lambda r: r.fullname)
+
+
+def decorated_table(project: Project, proto: Protocol) -> list[RegistryEntry]:
+    """Rows of a decorator registry (``@register("Arch")`` above a class), module by module."""
+    rows: list[RegistryEntry] = []
+    for module in sorted(project.by_module):
+        if not proto.is_entry_module(module):
+            continue
+        text = project.text(module)
+        if text and any(name in text for name in proto.entry_decorators):
+            rows.extend(read_decorated(text, module, proto.entry_decorators))
+    return rows
+
+
+def _decorated_classes(project: Project, resolver: Resolver, proto: Protocol,
+                       alternatives: Alternatives) -> list[ClassRef]:
+    found: dict[str, ClassRef] = {}
+    for item in decorated_table(project, proto):
+        resolved = _pick(resolver, proto, item.module, item.class_name, alternatives)
+        if resolved is not None:
+            found.setdefault(resolved.fullname, resolved)
+    return sorted(found.values(), key=lambda r: r.fullname)
+
+
+def registry_duplicates(project: Project, proto: Protocol) -> list[Duplicate]:
+    """Names the pack's registry registers twice (a dict literal keeps no duplicates: Python drops them)."""
+    if proto.entry_kind == "decorator":
+        return duplicates(decorated_table(project, proto))
+    if proto.entry_kind == "registry-update":
+        data = project.data(proto.registry_module)
+        if data is None:
+            return []
+        return read_registry_updates(data.decode("utf-8", errors="replace"), proto.registry_variables)[1]
+    return []
 
 
 def registry_table(project: Project, proto: Protocol) -> list[RegistryEntry]:

@@ -19,6 +19,7 @@ from tracer.analysis.branches import BranchCheck, with_branch_findings
 from tracer.analysis.chain_cache import ChainMemo, memo_key
 from tracer.analysis.chains import ChainTracer
 from tracer.analysis.entries import Alternatives, entry_classes
+from tracer.analysis.registrations import source_findings
 from tracer.analysis.runner import RunnerAnalysis
 from tracer.analysis.runner_fallbacks import runner_fallback_findings
 from tracer.checks import finding, is_error
@@ -60,7 +61,7 @@ def chosen_protocols(layout: Layout, packs: Sequence[Protocol]) -> list[Protocol
 def runner_candidates(project: Project, proto: Protocol) -> list[str]:
     """Modules outside the entry modules that call the protocol's setter (none where the ids
     travel on the config: the builders are the runner's part, read by the chain)."""
-    if proto.config_attribute:
+    if proto.config_attribute or proto.argument_parameter:
         return []
     return sorted(m for m in project.by_module
                   if proto.in_scope(m) and project.mentions(m, proto.setter) and not proto.is_entry_module(m))
@@ -94,7 +95,8 @@ def analyse(resolver: Resolver, protocols: Sequence[Protocol], entries: Mapping[
 
             def walk(candidates: list[str] = candidates) -> tuple[tuple[CallSite, ...], tuple[Finding, ...]]:
                 sites, runner_findings = RunnerAnalysis(resolver, proto).analyse(candidates, every_model)
-                return tuple(sites), tuple(runner_findings) + tuple(runner_fallback_findings(resolver.project, proto))
+                return tuple(sites), (tuple(runner_findings) + tuple(runner_fallback_findings(resolver.project, proto))
+                                      + tuple(source_findings(resolver, proto)))
             setting = hashlib.sha256(repr((candidates, sorted(every_model))).encode()).hexdigest()[:20]
             sites, runner_findings = memo.get(f"{proto.name} runner {setting}", walk)
             call_sites.extend(sites)

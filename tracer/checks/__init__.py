@@ -63,14 +63,18 @@ def example(*files: tuple[str, str], **options: object) -> Example:
 
 
 def _collect() -> Mapping[str, Check]:
-    from tracer.checks import chain_checks, effective_checks, input_checks, runner_checks
+    from tracer.checks import argument_checks, chain_checks, effective_checks, input_checks, runner_checks
 
     found: dict[str, Check] = {}
-    for module in (chain_checks, runner_checks, effective_checks, input_checks):
+    for module in (chain_checks, runner_checks, effective_checks, input_checks, argument_checks):
         for check in module.CHECKS:
             if check.slug in found:
                 raise RuntimeError(f"duplicate check slug {check.slug}")
             found[check.slug] = check
+    for slug, (messages, hints, fires, quiet) in argument_checks.VARIANTS.items():
+        base = found[slug]  # a variant of an existing check: its messages and proof join the check's own
+        found[slug] = replace(base, messages={**base.messages, **messages}, hints={**base.hints, **hints},
+                              fires=base.fires + fires, quiet=base.quiet + quiet)
     return MappingProxyType(found)
 
 

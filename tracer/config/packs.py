@@ -77,13 +77,19 @@ KEYS: dict[str, tuple[str, type, bool]] = {
     "source.builder_condition": ("builder_condition", str, False),
     "source.builder_methods": ("builder_methods", list, False),
     "source.model_types": ("model_types", list, False),
+    "argument.parameter": ("argument_parameter", str, False),
+    "argument.hook": ("argument_hook", str, False),
+    "argument.default_classes": ("default_classes", list, False),
+    "argument.default_method": ("default_method", str, False),
+    "argument.default_field": ("default_field", str, False),
+    "entry.decorators": ("entry_decorators", list, False),
     "output.key": ("output_key", str, False),
     "output.methods": ("output_methods", list, False),
     "effective.pp_indices_function": ("pp_indices_function", str, False),
     "effective.pp_group_expressions": ("pp_group_expressions", list, False),
     "effective.assume_false": ("assume_false", list, False),
 }
-ENTRY_KINDS = ("module-variable", "registry-dict", "registry-update")
+ENTRY_KINDS = ("module-variable", "registry-dict", "registry-update", "decorator")
 _TABLES = {key.split(".")[0] for key in KEYS if "." in key}
 _TYPE_WORDS = {str: "a string", int: "an integer", list: "a list of strings"}
 
@@ -130,6 +136,10 @@ def parse_protocol(text: str, source: str) -> Protocol:
         raise ProtocolError(f"{source}: 'entry.kind' must be one of {', '.join(ENTRY_KINDS)}")
     if values.get("entry_kind") in ("registry-dict", "registry-update") and not values.get("registry_module"):
         raise ProtocolError(f"{source}: 'entry.kind' {values['entry_kind']} needs 'entry.registry_module'")
+    if values.get("entry_kind") == "decorator" and not values.get("entry_decorators"):
+        raise ProtocolError(f"{source}: 'entry.kind' decorator needs 'entry.decorators'")
+    if values.get("argument_parameter") and not values.get("argument_hook"):
+        raise ProtocolError(f"{source}: 'argument.parameter' needs 'argument.hook'")
     assert set(values) <= {f.name for f in fields(Protocol)}
     return Protocol(**values)
 

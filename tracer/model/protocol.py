@@ -74,6 +74,17 @@ class Protocol:
     # the output path: the key the captured states travel under, and the methods that copy outputs
     output_key: str = ""
     output_methods: tuple[str, ...] = ()  # e.g. the CUDA-graph replay's output copy
+    # ids carried by a forward argument (no setter, no state on the model): the runner passes a metadata
+    # object as ``<argument_parameter>=`` to the entry's forward; it must travel down the call chain to a
+    # call of ``<argument_parameter>.<argument_hook>(...)`` in a decoder layer
+    argument_parameter: str = ""
+    argument_hook: str = ""
+    entry_decorators: tuple[str, ...] = ()  # entry kind "decorator": `@name("Arch")` registers a class
+    # the metadata classes whose dataclass field holds the ids, and the method that defaults it when the
+    # config names none (silent-fallback when it logs nothing)
+    default_classes: tuple[str, ...] = ()
+    default_method: str = ""
+    default_field: str = ""
     # effective layers: how the model code reaches pipeline state, and what the capture loop may assume
     pp_indices_function: str = ""  # dotted name of the function giving a stage's layer range
     pp_group_expressions: tuple[str, ...] = ()
@@ -121,6 +132,9 @@ class Protocol:
     @property
     def tokens(self) -> tuple[str, ...]:
         """Names whose presence in a file means the file must be indexed."""
+        if self.argument_parameter:  # the setter is the forward: every model file has one
+            names = (self.argument_parameter, self.argument_hook, *self.entry_decorators, *self.default_classes)
+            return tuple(t for t in names if t)
         if self.config_attribute:  # the setter is the constructor: every file has one
             names = (self.config_attribute, self.state_attribute, *self.builder_bases)
             return tuple(t for t in names if t)
