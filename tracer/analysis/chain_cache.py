@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from tracer import __version__
+from tracer.analysis.runner import calls_digest
 from tracer.index.cache import entry_key
 from tracer.index.project import Project
 from tracer.index.reads import parse_fact
@@ -67,12 +68,20 @@ class ChainMemo:
         if read not in self._digests:
             fact = parse_fact(read)
             if fact is not None:
-                module, word, found = fact
-                self._digests[read] = "=" if self.project.mentions(module, word) == found else "changed"
+                self._digests[read] = "=" if self._holds(fact) else "changed"
             else:
                 data = self.project.data(read)
                 self._digests[read] = hashlib.sha256(data).hexdigest()[:20] if data is not None else "-"
         return self._digests[read]
+
+    def _holds(self, fact: tuple[str, ...]) -> bool:
+        """Is a derived answer still what it was? (An unknown kind of fact: no.)"""
+        kind, *parts = fact
+        if kind == "mention" and len(parts) == 3:
+            return self.project.mentions(parts[0], parts[1]) == (parts[2] == "1")
+        if kind == "calls" and len(parts) == 2:
+            return parts[0] in self.project.by_module and calls_digest(self.project, parts[0]) == parts[1]
+        return False
 
     def _unchanged(self, deps: object) -> bool:
         return isinstance(deps, dict) and all(isinstance(v, str) and self._digest(m) == v for m, v in deps.items())

@@ -8,12 +8,14 @@ resolve inside the tree.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass
 from weakref import WeakKeyDictionary
 
 from tracer.checks import finding
 from tracer.index.project import Project
+from tracer.index.reads import fact
 from tracer.model.findings import Finding
 from tracer.model.protocol import Protocol
 from tracer.model.results import CallSite
@@ -290,18 +292,34 @@ _CALLS: WeakKeyDictionary[Project, dict[str, tuple[tuple[str, frozenset[str]], .
 
 
 def _calls_by_function(project: Project, module: str) -> tuple[tuple[str, frozenset[str]], ...]:
-    """The names each function or method of ``module`` calls (text only), computed once a run."""
+    """The names each function or method of ``module`` calls (text only), computed once a
+    run. A recording learns this answer (a digest of it), not the module's bytes: a walk
+    that looked at a model file for the setter's callers is not re-run by an edit that
+    leaves the file's calls as they were."""
     known = _CALLS.setdefault(project, {})
-    project.reads.touch(module)
     if module not in known:
-        found: list[tuple[str, frozenset[str]]] = []
-        summary = project.module(module)
-        if summary is not None and not summary.error:
-            qualnames = [name for name, _, _ in summary.spans()]
-            qualnames += [f"{c.qualname}.{name}" for c in summary.classes for name, _, _ in c.spans()]
-            for qualname in qualnames:
-                text = project.function_text(module, qualname) or ""
-                body = text.split("\n", 1)[1] if "\n" in text else ""
-                found.append((qualname.rpartition(".")[2], frozenset(_CALLED.findall(body))))
-        known[module] = tuple(found)
+        with project.reads.only_facts():
+            known[module] = _scan_calls(project, module)
+    project.reads.touch(fact("calls", module, calls_digest(project, module)))
     return known[module]
+
+
+def calls_digest(project: Project, module: str) -> str:
+    known = _CALLS.setdefault(project, {})
+    if module not in known:
+        with project.reads.only_facts():
+            known[module] = _scan_calls(project, module)
+    return hashlib.sha256(repr(sorted((n, sorted(c)) for n, c in known[module])).encode()).hexdigest()[:20]
+
+
+def _scan_calls(project: Project, module: str) -> tuple[tuple[str, frozenset[str]], ...]:
+    found: list[tuple[str, frozenset[str]]] = []
+    summary = project.module(module)
+    if summary is not None and not summary.error:
+        qualnames = [name for name, _, _ in summary.spans()]
+        qualnames += [f"{c.qualname}.{name}" for c in summary.classes for name, _, _ in c.spans()]
+        for qualname in qualnames:
+            text = project.function_text(module, qualname) or ""
+            body = text.split("\n", 1)[1] if "\n" in text else ""
+            found.append((qualname.rpartition(".")[2], frozenset(_CALLED.findall(body))))
+    return tuple(found)

@@ -16,28 +16,45 @@ from typing import Generic, TypeVar
 V = TypeVar("V")
 
 
-def mention_fact(module: str, word: str, found: bool) -> str:
-    """A read that depends only on whether ``module`` contains ``word`` (see Project.mentions)."""
-    return f"{module}\0{word}\0{int(found)}"
+def fact(kind: str, *parts: str) -> str:
+    """A read that depends on one derived answer, not on a module's bytes: ``kind`` names
+    how it is checked again (see chain_cache), the last part is the answer."""
+    return "\0".join((kind, *parts))
 
 
-def parse_fact(read: str) -> tuple[str, str, bool] | None:
-    """(module, word, found) of a mention fact; None for a module read."""
+def parse_fact(read: str) -> tuple[str, ...] | None:
+    """(kind, part, ..., answer) of a fact; None for a module read."""
     parts = read.split("\0")
-    return (parts[0], parts[1], parts[2] == "1") if len(parts) == 3 else None
+    return tuple(parts) if len(parts) > 1 else None
+
+
+def mention_fact(module: str, word: str, found: bool) -> str:
+    """Whether ``module`` contains ``word`` (see Project.mentions)."""
+    return fact("mention", module, word, str(int(found)))
 
 
 class Reads:
     def __init__(self) -> None:
         self._open: list[set[str]] = []
+        self._floor = 0  # recordings below this index are paused (see ``only_facts``)
 
     def touch(self, module: str) -> None:
-        for recording in self._open:
+        for recording in self._open[self._floor:]:
             recording.add(module)
 
     def touch_all(self, modules: Iterable[str]) -> None:
-        for recording in self._open:
+        for recording in self._open[self._floor:]:
             recording.update(modules)
+
+    @contextmanager
+    def only_facts(self) -> Iterator[None]:
+        """Inside, the recordings open now learn nothing: the caller reports the derived
+        answer as a fact instead (recordings opened inside still see every read)."""
+        saved, self._floor = self._floor, len(self._open)
+        try:
+            yield
+        finally:
+            self._floor = saved
 
     @contextmanager
     def record(self) -> Iterator[set[str]]:
