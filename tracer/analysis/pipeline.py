@@ -16,7 +16,7 @@ from pathlib import Path
 from tracer import __version__
 from tracer.analysis.branches import BranchCheck, with_branch_findings
 from tracer.analysis.chains import ChainTracer
-from tracer.analysis.entries import Alternatives, entry_classes
+from tracer.analysis.entries import Alternatives, entry_classes, registry_drafts
 from tracer.analysis.runner import RunnerAnalysis
 from tracer.analysis.runner_fallbacks import runner_fallback_findings
 from tracer.checks import finding, is_error
@@ -76,7 +76,7 @@ def analyse(resolver: Resolver, protocols: Sequence[Protocol], entries: Mapping[
     every_model = model_classes if model_classes is not None else {
         ref.fullname for refs in entries.values() for ref in refs}
     for proto in protocols:
-        tracer = ChainTracer(resolver, proto)
+        tracer = ChainTracer(resolver, proto, frozenset(registry_drafts(resolver, proto)))
         traced = [with_alternatives(tracer, tracer.trace(ref), *(alternatives or {}).get(ref.fullname, ("", [])))
                   for ref in entries.get(proto.name, ())]
         if runner:

@@ -52,6 +52,8 @@ KEYS: dict[str, tuple[str, type, bool]] = {
     "entry.variable": ("entry_variable", str, False),
     "entry.modules": ("entry_modules", list, False),
     "entry.draft_patterns": ("draft_patterns", list, False),
+    "entry.draft_registry_variables": ("draft_registry_variables", list, False),
+    "entry.exclude_patterns": ("exclude_patterns", list, False),
     "entry.registry_module": ("registry_module", str, False),
     "entry.registry_variables": ("registry_variables", list, False),
     "entry.registry_package": ("registry_package", str, False),
