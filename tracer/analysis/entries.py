@@ -106,7 +106,7 @@ def registry_drafts(resolver: Resolver, proto: Protocol) -> set[str]:
         return set()
 
     def classes(rows: list[RegistryEntry]) -> set[str]:
-        found = set()
+        found: set[str] = set()
         for row in rows:
             if row.module in resolver.project.by_module:
                 resolved = _pick(resolver, proto, row.module, row.class_name, {})

@@ -168,4 +168,28 @@ COUNT_MISMATCH = Check(
     quiet=(example(_FOO, target_config=TARGET, draft_config=DRAFT_1_3_5),),
 )
 
-CHECKS = (FALLBACK_TRIGGERED, OFFSET_MISMATCH, PIPELINE_GUARD, UNREACHABLE_LAYER, COUNT_MISMATCH)
+CONVENTION_MISMATCH = Check(
+    slug="convention-mismatch", severity="error", stage="effective",
+    summary="the draft's ids were meant in another framework's convention than this tree reads them in",
+    what="With `explain --draft-framework NAME` (the framework whose convention trained the draft): compares "
+         "the outputs the draft was trained on (what its ids name in that framework's pack, `id_shift`) with the "
+         "outputs this tree's model really captures for the same ids (its setter and its own loop, evaluated). "
+         "Replaces offset-mismatch's reading of the ids when the two conventions differ.",
+    why="SGLang's id i names the output of layer i, vLLM's and LMDeploy's the input of layer i: a draft trained "
+        "on one and served on the other gets every aux state from the neighbouring layer, and nothing errors "
+        "(vllm #43671: a MiniMax-M2 draft trained on SGLang's convention, position-0 acceptance about 10%).",
+    example="tracer explain vllm-0.33.0 --target-config minimax-m2 --draft-config draft --draft-framework sglang",
+    fix="Rewrite the draft's ids into this framework's convention (SGLang -> vLLM: add 1 to each id), or "
+        "serve the draft on the framework it was trained for.",
+    messages={"": "the draft's ids {ids} were meant in {origin}'s convention (id i names {origin_meaning}: the "
+                  "outputs of layers {trained}), but {here} reads id i as {here_meaning}, so this model captures "
+                  "the outputs of layers {effective}: {how_far}"},
+    hints={"": "{use} in the draft's config.json, or serve it on {origin}"},
+    fires=(example(model_file("foo", mark(model(), "layers_to_capture = [val + 1", "convention-mismatch")),
+                   target_config=TARGET, draft_config=DRAFT_1_3_5, draft_framework="vllm"),),
+    quiet=(example(_FOO, target_config=TARGET, draft_config=DRAFT_1_3_5, draft_framework="sglang"),
+           example(_FOO, target_config=TARGET, draft_config=DRAFT_1_3_5)),
+)
+
+CHECKS = (FALLBACK_TRIGGERED, OFFSET_MISMATCH, PIPELINE_GUARD, UNREACHABLE_LAYER, COUNT_MISMATCH,
+          CONVENTION_MISMATCH)

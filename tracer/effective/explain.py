@@ -254,6 +254,7 @@ def explain_model(
     draft: DraftConfig,
     protocol: Protocol,
     pp: int = 1,
+    origin: Protocol | None = None,
 ) -> dict:
     proto = protocol
     state_attr = proto.state_attribute
@@ -275,6 +276,8 @@ def explain_model(
         "requested_ids": list(draft.layer_ids) if draft.layer_ids is not None else None,
         "ids_key": draft.ids_key,
         "id_shift": protocol.id_shift,  # what an id means: 1 the output of layer i, 0 its input
+        # the framework whose convention trained the draft (--draft-framework), and its id_shift
+        "draft_convention": {"framework": origin.framework, "id_shift": origin.id_shift} if origin else None,
         "runner_ids": None,
         "num_hidden_layers": num_layers,
         "hidden_size": target.hidden_size,
@@ -462,7 +465,7 @@ def explain_model(
         proto=proto, entry=model.entry, draft=draft, target=target, pp=pp, hops=hops, write_hop=write_hop,
         sequence=sequence, runner_ids=runner_ids, ranks=ranks, ranges_known=ranges_known, ranges_how=how,
         per_rank=per_rank, loop_file=eager["read"]["file"] if cap is not None else None, cap=cap,
-        layers_to_capture=known_list(eager["layers_to_capture"]), result=result,
+        layers_to_capture=known_list(eager["layers_to_capture"]), result=result, origin=origin,
     )
     findings.extend(effective_findings(facts, notes))
     if pp > 1 and not ranges_known:

@@ -225,6 +225,8 @@ class Resolver:
         for base in cls.bases:
             if base in ("object", "nn.Module", "torch.nn.Module", "Module", "ABC", "Generic") or base.startswith("Generic["):
                 continue
+            if "[" in base and base.split("[", 1)[0].replace(".", "").isidentifier():
+                base = base.split("[", 1)[0]  # a generic alias (`VllmModel[T]`): the class it subscripts
             resolved = self.resolve_class(ref.module, base)
             if isinstance(resolved, Untyped):
                 if not resolved.outside:
