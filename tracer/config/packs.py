@@ -78,6 +78,7 @@ KEYS: dict[str, tuple[str, type, bool]] = {
     "source.builder_bases": ("builder_bases", list, False),
     "source.builder_condition": ("builder_condition", str, False),
     "source.builder_methods": ("builder_methods", list, False),
+    "source.builder_arguments": ("builder_arguments", list, False),
     "source.model_types": ("model_types", list, False),
     "output.key": ("output_key", str, False),
     "output.methods": ("output_methods", list, False),

@@ -73,6 +73,7 @@ class Protocol:
     builder_bases: tuple[str, ...] = ()  # classes whose subclasses are config builders
     builder_condition: str = "condition"  # the builder method that says which configs it builds
     builder_methods: tuple[str, ...] = ("build",)  # builder methods that may write the attribute
+    builder_arguments: tuple[str, ...] = ()  # "name=literal": what the engine passes a builder (explain)
     model_types: tuple[str, ...] = ()  # "model_type=Architecture": what checkpoints of a model type name
     # the output path: the key the captured states travel under, and the methods that copy outputs
     output_key: str = ""

@@ -37,7 +37,9 @@ def format_explanation(result: dict[str, Any]) -> str:
             outputs = [i + shift - 1 for i in result["requested_ids"]]
             lines.append(f"  draft asks for the hidden states entering layers {result['requested_ids']}, the outputs of "
                          f"layers {outputs} (from `{result['ids_key']}`)")
-    if result.get("runner_ids") is None and result.get("requested_ids") is not None:
+    if result.get("ids_written_by"):
+        lines.append(f"  the target's layers come from {result['ids_written_by']}, which does not read the draft's ids")
+    elif result.get("runner_ids") is None and result.get("requested_ids") is not None:
         lines.append("  the runner does not read that key, so it passes no ids")
     lines.append("")
     lines.append("What the code does:")
