@@ -62,7 +62,8 @@ def _findings(tmp_path, example: Example) -> tuple[list[dict], set]:
         for path, data in ((target, example.target_config), (draft, example.draft_config)):
             path.parent.mkdir(parents=True)
             path.write_text(json.dumps(data))
-        result = annotate_scan(result, packs, target, draft, use_cache=False, pp=example.pp)
+        result = annotate_scan(result, packs, target, draft, use_cache=False, pp=example.pp,
+                               draft_framework=example.draft_framework or None)
     return to_json(result)["findings"], expected
 
 

@@ -147,5 +147,12 @@ def test_explain_says_where_config_ids_come_from_instead_of_guessing(tmp_path):
     out = subprocess.run([sys.executable, "-m", "tracer", "explain", str(root), "--target-config",
                           str(tmp_path / "target"), "--draft-config", str(tmp_path / "draft")],
                          capture_output=True, text=True, timeout=120)
-    assert "written by the config builder" in out.stdout, out.stdout + out.stderr
-    assert "FooModelConfigBuilder.build" in out.stdout and "count-mismatch" not in out.stdout
+    # issue #19: the builder runs on the target config (12 layers: (2, 6, 9)), the decoder's
+    # __init__ stores it, and the loop captures the input of those layers; the draft's
+    # [1, 5, 9] is never read, and it names other layers (the outputs of 0, 4, 8)
+    assert "written by FooModelConfigBuilder.build" in out.stdout, out.stdout + out.stderr
+    assert "layers_to_capture = [2, 6, 9]" in out.stdout
+    assert "Eager path captures the outputs of: layer 1, layer 5, layer 8" in out.stdout
+    assert "fallback-triggered (warning) FooModelConfigBuilder.build writes aux_hidden_state_layers = [2, 6, 9]" \
+        in out.stdout
+    assert "count-mismatch" not in out.stdout

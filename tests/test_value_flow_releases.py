@@ -87,10 +87,14 @@ def test_verdict_and_chain_match_the_hand_reading(scans, key, truth):
 @pytest.mark.real
 def test_vllm_releases_leave_few_capable_models_unknown(scans):
     """Every SupportsEagle3-capable model is ok, broken or (at most 5 per release)
-    honestly unknown: a class chosen from the run-time config."""
+    honestly unknown: a class chosen from the run-time config. The Transformers
+    backend's classes are unknown for their own reason: the capture is transformers'
+    hooks on a model built outside the tree (tests/test_vllm_registries.py)."""
     for key in [k for k in RELEASES if k.startswith("vllm")]:
         models = [m for m in scans(key)["models"] if m["verdict"] != "missing"]
-        unknown = [m for m in models if m["verdict"] == "unknown"]
+        backend = [m for m in models if ".models.transformers." in m["entry"] and m["verdict"] == "unknown"]
+        assert all("outside the scanned tree" in m["reason"] for m in backend), (key, backend)
+        unknown = [m for m in models if m["verdict"] == "unknown" and m not in backend]
         assert len(unknown) <= 5, (key, [m["entry"] for m in unknown])
         for m in unknown:
             assert "runtime config" in m["reason"] or "no assignment" in m["reason"], (key, m["entry"], m["reason"])

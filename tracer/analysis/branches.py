@@ -53,6 +53,10 @@ class BranchCheck:
                                      *self.proto.state_markers)))
         found = []
         chain = tuple(h.qualname for h in model.chain)
+        # A call of a helper the chain reads the state in counts as a read (vLLM's
+        # self._maybe_add_hidden_state(aux, idx + 1, ...) in the decoder loop).
+        helpers = tuple(dict.fromkeys(h.qualname.rsplit(".", 1)[-1] for h in model.chain if h.kind == "read"))
+        helpers = tuple(h for h in helpers if h not in self.proto.forward_methods)
         for hop in model.chain:
             if hop.kind != "read":
                 continue
@@ -60,7 +64,7 @@ class BranchCheck:
             if where is None:
                 continue
             module, qualname = where
-            for branch in self._branches(module, qualname, names):
+            for branch in self._branches(module, qualname, names + helpers):
                 item = finding(
                     "capture-skipped-on-branch", "", protocol=self.proto.name, entry=model.entry, file=hop.file,
                     line=branch.line, col=branch.col, chain=chain, setter=self.proto.setter,

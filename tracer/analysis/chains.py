@@ -51,10 +51,11 @@ class _Trace:
 
 
 class ChainTracer:
-    def __init__(self, resolver: Resolver, protocol: Protocol):
+    def __init__(self, resolver: Resolver, protocol: Protocol, drafts: frozenset[str] = frozenset()):
         self.resolver = resolver
         self.project = resolver.project
         self.protocol = protocol
+        self.drafts = drafts  # full names of the draft heads a registry names as such
         hints = dict(h.split("=", 1) for h in protocol.method_values if "=" in h)
         # a config-carried protocol's "setter" is the constructor: no call carries the ids by name
         carriers = {*protocol.delegate_methods} | (set() if protocol.config_attribute else {protocol.setter})
@@ -454,7 +455,7 @@ class ChainTracer:
 
     def _result(self, entry: ClassRef, line: int, verdict: Verdict, reason: str, trace: _Trace) -> ModelResult:
         owners = list(dict.fromkeys(trace.state_owners))
-        draft = self.protocol.is_draft(entry.module, entry.name)
+        draft = self.protocol.is_draft(entry.module, entry.name) or entry.fullname in self.drafts
         findings = [on_draft_head(f, self.protocol.setter) for f in trace.findings] if draft else trace.findings
         return ModelResult(
             entry=entry.fullname, file=self._path(entry.module), line=line, protocol=self.protocol.name,

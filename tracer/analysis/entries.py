@@ -75,9 +75,11 @@ def _registry_classes(project: Project, resolver: Resolver, proto: Protocol,
                       alternatives: Alternatives) -> list[ClassRef]:
     """Entry classes named by a registry dict literal; the architecture -> class map is
     also handed to the resolver for factories that build a class from its architecture."""
-    table = registry_table(project, proto)
+    table = registry_table(project, proto) + registry_table(project, proto, proto.draft_registry_variables)
     by_architecture: dict[str, ClassRef] = {}
     for item in table:
+        if item.architecture in by_architecture or proto.is_excluded(item.class_name):
+            continue  # a target table's row wins over a draft table's
         if item.module in project.by_module:
             resolved = _pick(resolver, proto, item.module, item.class_name, alternatives)
             if resolved is not None:
@@ -122,12 +124,33 @@ def registry_duplicates(project: Project, proto: Protocol) -> list[Duplicate]:
     return []
 
 
-def registry_table(project: Project, proto: Protocol) -> list[RegistryEntry]:
-    """The registry's architecture -> (module, class) rows, as the pack says it is written."""
-    data = project.data(proto.registry_module)
+def registry_table(project: Project, proto: Protocol, variables: tuple[str, ...] | None = None) -> list[RegistryEntry]:
+    """The registry's architecture -> (module, class) rows, as the pack says it is written
+    (the pack's target variables unless ``variables`` names others)."""
+    variables = proto.registry_variables if variables is None else variables
+    data = project.data(proto.registry_module) if variables else None
     if data is None:
         return []
     text = data.decode("utf-8", errors="replace")
     if proto.entry_kind == "registry-update":
-        return read_registry_updates(text, proto.registry_variables)[0]
-    return read_registry(text, proto.registry_variables, proto.registry_package)
+        return read_registry_updates(text, variables)[0]
+    return read_registry(text, variables, proto.registry_package)
+
+
+def registry_drafts(resolver: Resolver, proto: Protocol) -> set[str]:
+    """Full names of the classes only the pack's draft variables register (vLLM's
+    ``_SPECULATIVE_DECODING_MODELS``): draft heads, whatever their names."""
+    if not proto.draft_registry_variables:
+        return set()
+
+    def classes(rows: list[RegistryEntry]) -> set[str]:
+        found: set[str] = set()
+        for row in rows:
+            if row.module in resolver.project.by_module:
+                resolved = _pick(resolver, proto, row.module, row.class_name, {})
+                if resolved is not None:  # the class, and the name a registry renames its result to
+                    found.update((resolved.fullname, f"{row.module}.{row.class_name}"))
+        return found
+    project = resolver.project
+    return classes(registry_table(project, proto, proto.draft_registry_variables)) - classes(
+        registry_table(project, proto))

@@ -200,6 +200,10 @@ class _Body(Expressions):
             self.assign(target.value, value, env, node)
         elif isinstance(target, ast.Attribute):
             self.write(target, value, env, node)
+        elif isinstance(target, ast.Subscript) and isinstance(target.value, ast.Attribute):
+            # `self.table[f"out_{layer}"] = True`: the ids become the keys of a stored table
+            if tainted(value) or tainted(self.expr(target.slice, env)):
+                self.write(target.value, (Ids("a key or value of the ids"),), env, node)
 
     def write(self, target: ast.Attribute, value: Values, env: _Env, node: ast.stmt) -> None:
         if self.value_mode:

@@ -18,7 +18,7 @@ from tracer import __version__
 from tracer.analysis.branches import BranchCheck, with_branch_findings
 from tracer.analysis.chain_cache import ChainMemo, memo_key
 from tracer.analysis.chains import ChainTracer
-from tracer.analysis.entries import Alternatives, entry_classes
+from tracer.analysis.entries import Alternatives, entry_classes, registry_drafts
 from tracer.analysis.registrations import source_findings
 from tracer.analysis.runner import RunnerAnalysis
 from tracer.analysis.runner_fallbacks import runner_fallback_findings
@@ -82,12 +82,14 @@ def analyse(resolver: Resolver, protocols: Sequence[Protocol], entries: Mapping[
     every_model = model_classes if model_classes is not None else {
         ref.fullname for refs in entries.values() for ref in refs}
     for proto in protocols:
-        tracer = ChainTracer(resolver, proto)
+        drafts = frozenset(registry_drafts(resolver, proto))
+        tracer = ChainTracer(resolver, proto, drafts)
         branches = BranchCheck(resolver.project, proto)
 
         def traced_chain(ref: ClassRef) -> ModelResult:
             registered, bindings = (alternatives or {}).get(ref.fullname, ("", []))
-            return memo.get(f"{proto.name} {ref.fullname} {registered} {bindings!r}", lambda: with_branch_findings(
+            name = f"{proto.name} {ref.fullname} {registered} {bindings!r} {ref.fullname in drafts}"
+            return memo.get(name, lambda: with_branch_findings(
                 branches, with_alternatives(tracer, tracer.trace(ref), registered, bindings)))
         traced = [traced_chain(ref) for ref in entries.get(proto.name, ())]
         if runner:

@@ -32,6 +32,7 @@ class Example:
     target_config: Mapping[str, object] | None = None
     draft_config: Mapping[str, object] | None = None
     pp: int = 1
+    draft_framework: str = ""  # explain --draft-framework: the convention the draft was trained on
     note: str = ""
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from tracer.checks import Check, example
 from tracer.checks.config_trees import BAR_WRITE, PROTOCOL, config_tree, marked
-from tracer.checks.trees import DECODER, SETTER, mark, model, model_file, runner
+from tracer.checks.trees import DECODER, EARLY_RETURN_DECODER, SETTER, mark, model, model_file, runner
 
 _WRAPPER = '''
 class FooVLForConditionalGeneration(nn.Module):
@@ -429,16 +429,25 @@ _BOTH_CAPTURE = _TWO_PATHS.replace("{mark}", "").replace("{capture}", "")\
 _EARLY_EXIT = DECODER.replace("        aux_hidden_states = []\n", "        aux_hidden_states = []\n"
                               "        if hidden_states is None:\n            return hidden_states, []\n")
 
+_EARLY_RETURN_SKIPS = mark(EARLY_RETURN_DECODER.replace("{extra}", "").replace("{passed}", ""),
+                           "if self.fast_prefill_enabled:", "capture-skipped-on-branch")
+_EARLY_RETURN_CAPTURES = EARLY_RETURN_DECODER.replace("{extra}", ", capture").replace(
+    "{passed}", ", self.layers_to_capture")
+
 CAPTURE_SKIPPED_ON_BRANCH = Check(
     slug="capture-skipped-on-branch", severity="warning", stage="pipeline",
     summary="the forward that captures has a branch that runs the layers and captures nothing",
     what="Reports an `if` in a forward that reads the capture state (the pack's state attribute or a per-layer "
          "marker) where one branch reads it and runs the layers through a `self` container "
-         "(`self.layers[i]`), while the other branch runs that same container another way and reads no state. "
+         "(`self.layers[i]`), while the other branch runs that same container another way and reads no state; "
+         "or an `if` that returns early, through a call on `self`, before the loop over a `self` container that "
+         "captures (a call of a helper the chain reads the state in counts as a read: vLLM's "
+         "`self._maybe_add_hidden_state(...)`). "
          "The verdict stays `ok`: the chain works on the plain path.",
     why="On the other branch (a two-batch-overlap path, a fused or compiled path, a feature flag) the layers "
         "run and nothing is captured, so the draft gets no aux hidden states whenever the server options select "
-        "that branch (SGLang 0.5.23: `forward_batch.can_run_tbo` in qwen2_moe.py, deepseek_v2.py, minimax_m2.py).",
+        "that branch (SGLang 0.5.23: `forward_batch.can_run_tbo` in qwen2_moe.py, deepseek_v2.py, minimax_m2.py; "
+        "vLLM 0.24 to 0.33: `self.fast_prefill_enabled` (kv_sharing_fast_prefill) in gemma4.py).",
     example="if forward_batch.can_run_tbo:\n    hidden_states = model_forward_stages(layers=self.layers, ...)\n"
             "else:\n    for i in range(len(self.layers)):\n        if i in self.layers_to_capture: ...",
     fix="Capture on every branch that runs the layers (hand the capture list to the overlapped path too), or "
@@ -446,9 +455,11 @@ CAPTURE_SKIPPED_ON_BRANCH = Check(
     messages={"": "{method}: when `{condition}`, layers run through `{runs}` (line {runs_line}) and "
                   "{attribute} is not read there, so no aux hidden states are captured from them"},
     hints={"": "Capture on this branch too, or disable the option that selects it when speculative decoding is on."},
-    fires=(example(model_file("foo", model(decoder=_SKIPPING))),),
+    fires=(example(model_file("foo", model(decoder=_SKIPPING))),
+           example(model_file("foo", model(decoder=_EARLY_RETURN_SKIPS)))),
     quiet=(example(model_file("foo", model())), example(model_file("foo", model(decoder=_BOTH_CAPTURE))),
-           example(model_file("foo", model(decoder=_EARLY_EXIT)))),
+           example(model_file("foo", model(decoder=_EARLY_EXIT))),
+           example(model_file("foo", model(decoder=_EARLY_RETURN_CAPTURES)))),
 )
 
 

@@ -4,9 +4,16 @@
 from __future__ import annotations
 
 from tracer.checks import Check, example
+from tracer.checks.config_trees import PROTOCOL, config_tree, marked
 from tracer.checks.trees import DECODER, DRAFT_1_3_5, DRAFT_NO_IDS, SETTER, TARGET, mark, model, model_file
 
 _FOO = model_file("foo", model())
+_CONFIG_TARGET = {"architectures": ["FooForCausalLM"], "num_hidden_layers": 12, "hidden_size": 8}
+
+
+def _config_draft(ids: list[int]) -> dict[str, object]:
+    return {"architectures": ["Eagle3LlamaForCausalLM"], "hidden_size": 8, "eagle_aux_hidden_state_layer_ids": ids}
+
 
 FALLBACK_TRIGGERED = Check(
     slug="fallback-triggered", severity="warning", stage="effective",
@@ -24,13 +31,25 @@ FALLBACK_TRIGGERED = Check(
                   "the outputs of layers {effective}",
         "graph": "CUDA graphs are captured after the call at {where} ({passed}), so replayed graphs capture the "
                  "outputs of layers {graph_layers} while the eager path captures {effective}",
+        "config": "{builder} writes {attribute} = {stored} for this target whatever the draft names: the draft's "
+                  "ids {ids} (in {convention} convention the outputs of layers {trained}) are never read, and the "
+                  "loop captures the outputs of layers {effective}",
     },
     hints={"no-ids": "{hint}",
            "graph": "make the configured setter call before CUDA-graph capture, or pass the ids in the graph "
-                    "runner's call"},
+                    "runner's call",
+           "config": "train the draft on the outputs of layers {effective} (what this engine captures for this "
+                     "target), or make the builder read the draft's ids"},
     fires=(example(model_file("foo", mark(model(), "layers_to_capture = [2,", "fallback-triggered")),
-                   target_config=TARGET, draft_config=DRAFT_NO_IDS),),
-    quiet=(example(_FOO, target_config=TARGET, draft_config=DRAFT_1_3_5),),
+                   target_config=TARGET, draft_config=DRAFT_NO_IDS),
+           # LMDeploy's shape: the builder writes (2, n // 2, n - 3) whatever the draft names
+           example(*marked(config_tree(), "lmdeploy/pytorch/configurations/builder.py",
+                           "hf_config.aux_hidden_state_layers = (2, n // 2", "fallback-triggered"),
+                   protocol=PROTOCOL, target_config=_CONFIG_TARGET, draft_config=_config_draft([1, 5, 9]))),
+    quiet=(example(_FOO, target_config=TARGET, draft_config=DRAFT_1_3_5),
+           # a draft trained on the layers the builder picks: inputs of 2, 6, 9 = outputs of 1, 5, 8
+           example(*config_tree(), protocol=PROTOCOL, target_config=_CONFIG_TARGET,
+                   draft_config=_config_draft([2, 6, 9]))),
 )
 
 _NO_SHIFT = SETTER.replace("[val + 1 for val in layer_ids]", "list(layer_ids)")
@@ -168,4 +187,28 @@ COUNT_MISMATCH = Check(
     quiet=(example(_FOO, target_config=TARGET, draft_config=DRAFT_1_3_5),),
 )
 
-CHECKS = (FALLBACK_TRIGGERED, OFFSET_MISMATCH, PIPELINE_GUARD, UNREACHABLE_LAYER, COUNT_MISMATCH)
+CONVENTION_MISMATCH = Check(
+    slug="convention-mismatch", severity="error", stage="effective",
+    summary="the draft's ids were meant in another framework's convention than this tree reads them in",
+    what="With `explain --draft-framework NAME` (the framework whose convention trained the draft): compares "
+         "the outputs the draft was trained on (what its ids name in that framework's pack, `id_shift`) with the "
+         "outputs this tree's model really captures for the same ids (its setter and its own loop, evaluated). "
+         "Replaces offset-mismatch's reading of the ids when the two conventions differ.",
+    why="SGLang's id i names the output of layer i, vLLM's and LMDeploy's the input of layer i: a draft trained "
+        "on one and served on the other gets every aux state from the neighbouring layer, and nothing errors "
+        "(vllm #43671: a MiniMax-M2 draft trained on SGLang's convention, position-0 acceptance about 10%).",
+    example="tracer explain vllm-0.33.0 --target-config minimax-m2 --draft-config draft --draft-framework sglang",
+    fix="Rewrite the draft's ids into this framework's convention (SGLang -> vLLM: add 1 to each id), or "
+        "serve the draft on the framework it was trained for.",
+    messages={"": "the draft's ids {ids} were meant in {origin}'s convention (id i names {origin_meaning}: the "
+                  "outputs of layers {trained}), but {here} reads id i as {here_meaning}, so this model captures "
+                  "the outputs of layers {effective}: {how_far}"},
+    hints={"": "{use} in the draft's config.json, or serve it on {origin}"},
+    fires=(example(model_file("foo", mark(model(), "layers_to_capture = [val + 1", "convention-mismatch")),
+                   target_config=TARGET, draft_config=DRAFT_1_3_5, draft_framework="vllm"),),
+    quiet=(example(_FOO, target_config=TARGET, draft_config=DRAFT_1_3_5, draft_framework="sglang"),
+           example(_FOO, target_config=TARGET, draft_config=DRAFT_1_3_5)),
+)
+
+CHECKS = (FALLBACK_TRIGGERED, OFFSET_MISMATCH, PIPELINE_GUARD, UNREACHABLE_LAYER, COUNT_MISMATCH,
+          CONVENTION_MISMATCH)

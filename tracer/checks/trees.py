@@ -25,6 +25,37 @@ class {name}Model(nn.Module):
         return hidden_states, aux_hidden_states
 '''
 
+# vLLM Gemma4's shape (gemma4.py:1323 in 0.33.0): a flag returns early through another
+# method before the loop, whose capture sits in a helper the chain reads the state in.
+EARLY_RETURN_DECODER = '''
+class {name}Model(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.config = config
+        self.layers = nn.ModuleList([nn.Linear(4, 4) for _ in range(config.num_hidden_layers)])
+        self.layers_to_capture = []
+        self.fast_prefill_enabled = config.fast_prefill
+
+    def fast_prefill_forward(self, hidden_states{extra}):
+        for layer in self.layers:
+            hidden_states = layer(hidden_states)
+        return hidden_states
+
+    def _maybe_capture(self, aux_hidden_states, i, hidden_states):
+        if i in self.layers_to_capture:
+            aux_hidden_states.append(hidden_states)
+
+    def forward(self, hidden_states):
+        if self.fast_prefill_enabled:
+            hidden_states = self.fast_prefill_forward(hidden_states{passed})
+            return hidden_states, []
+        aux_hidden_states = []
+        for i in range(len(self.layers)):
+            self._maybe_capture(aux_hidden_states, i, hidden_states)
+            hidden_states = self.layers[i](hidden_states)
+        return hidden_states, aux_hidden_states
+'''
+
 SETTER = '''
     def set_eagle3_layers_to_capture(self, layer_ids=None):
         self.capture_aux_hidden_states = True

@@ -22,9 +22,12 @@ from tracer.present.explain_text import format_explanation
 @click.option("--draft-config", required=True, type=click.Path(exists=True), help="Draft config.json or its folder.")
 @click.option("--entry", default=None, help="Entry class (default: the target's architectures).")
 @click.option("--pp", default=1, type=click.IntRange(1, 1024), show_default=True, help="Pipeline-parallel size.")
+@click.option("--draft-framework", default=None, metavar="NAME",
+              help="The framework whose capture convention the draft's ids were trained in (a protocol "
+                   "pack's framework name); default: this tree's.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
 def explain_command(packs: PackOptions, path: str, target_config: str, draft_config: str, entry: str | None,
-                    pp: int, fmt: str) -> None:
+                    pp: int, draft_framework: str | None, fmt: str) -> None:
     """Explain which hidden states one model's capture chain really captures (the protocol is
     the one the draft config is for, or --protocol)."""
     protocols = packs.packs()
@@ -32,7 +35,7 @@ def explain_command(packs: PackOptions, path: str, target_config: str, draft_con
     wanted = packs.protocols[0] if len(packs.protocols) == 1 else None
     try:
         model, outcome = explain(result, protocols, target_config, draft_config, entry, pp, wanted,
-                                 packs.cache_dir, packs.use_cache)
+                                 packs.cache_dir, packs.use_cache, draft_framework)
     except ExplainError as exc:
         raise UsageError(str(exc)) from None
     if model is None:

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from tracer.effective.configs import DraftConfig, TargetConfig, load_draft_config, load_target_config
+from tracer.effective.convention import origin_pack
 from tracer.effective.explain import explain_model
 from tracer.effective.sources import Sources
 from tracer.model.errors import UsageError
@@ -68,28 +69,33 @@ def pick_model(result: ScanResult, target: TargetConfig, entry: str | None, prot
 
 def explain(result: ScanResult, packs: Sequence[Protocol], target_path: str | Path, draft_path: str | Path,
             entry: str | None = None, pp: int = 1, protocol: str | None = None,
-            cache_dir: str | Path | None = None, use_cache: bool = True) -> tuple[ModelResult | None, dict[str, Any]]:
-    """(the model explained, explain's result) for the target config's architecture (or ``entry``)."""
+            cache_dir: str | Path | None = None, use_cache: bool = True,
+            draft_framework: str | None = None) -> tuple[ModelResult | None, dict[str, Any]]:
+    """(the model explained, explain's result) for the target config's architecture (or ``entry``).
+    ``draft_framework`` names the framework whose convention the draft's ids were trained in."""
     from tracer.effective.configs import read_config_json
 
     draft_raw, architectures = read_config_json(draft_path, "draft config")
     proto = pick_protocol(result, packs, draft_raw, architectures, protocol)
+    origin = origin_pack(draft_framework, packs, proto, architectures) if draft_framework else None
     target, draft = load_configs(proto, target_path, draft_path)
     model = pick_model(result, target, entry, proto.name)
     if model is None:
         return None, {"entry": entry or list(target.architectures), "protocol": proto.name}
     project, resolver = open_project(result.root, packs, cache_dir, use_cache)
-    outcome = explain_model(Sources(project, resolver), model, result.call_sites, target, draft, proto, pp=pp)
+    outcome = explain_model(Sources(project, resolver), model, result.call_sites, target, draft, proto, pp=pp,
+                            origin=origin)
     outcome["protocol"] = proto.name
     return model, outcome
 
 
 def annotate_scan(result: ScanResult, packs: Sequence[Protocol], target_path: str | Path, draft_path: str | Path,
                   cache_dir: str | Path | None = None, use_cache: bool = True, pp: int = 1,
-                  entry: str | None = None) -> ScanResult:
+                  entry: str | None = None, draft_framework: str | None = None) -> ScanResult:
     """The scan result whose model picked by the target config (or ``entry``) carries its
     effective layers, graph layers and explanation; its config findings join the findings."""
-    model, outcome = explain(result, packs, target_path, draft_path, entry, pp, None, cache_dir, use_cache)
+    model, outcome = explain(result, packs, target_path, draft_path, entry, pp, None, cache_dir, use_cache,
+                             draft_framework)
     if model is None:
         problem = InputProblem(str(target_path), 1, f"no scanned entry class matches {outcome['entry']}")
         return dataclasses.replace(result, input_errors=result.input_errors + (problem,))

@@ -23,6 +23,7 @@ from typing import Any
 
 import libcst as cst
 
+from tracer.effective.config_ids import explain_config
 from tracer.effective.configs import DraftConfig, TargetConfig
 from tracer.effective.findings import Facts, effective_findings, known_list, plain
 from tracer.effective.queries import bind_self_queries, capture_helpers
@@ -133,12 +134,13 @@ def _run_chain(sources: Sources, hops: list[Hop], ids: Any, target: TargetConfig
         text = f"{fn.qualname} ({where}) called with {shown_args}, self.config = {config_name}"
         if decided:
             text += f"; {decided}"
-        for path, value in outcome.writes.items():
+        for path, value in ((p, v) for p, v in outcome.writes.items() if p.split(".", 1)[0] == "self"):
             absolute = prefix + path[len("self"):]
             store[absolute] = value
             if path.rsplit(".", 1)[-1] == protocol.state_attribute:
                 store.pop(_INCOMPLETE, None)  # a complete overwrite of the state
-        state_writes = {p: v for p, v in outcome.writes.items() if p.rsplit(".", 1)[-1] == protocol.state_attribute}
+        state_writes = {p: v for p, v in outcome.writes.items()
+                        if p.rsplit(".", 1)[-1] == protocol.state_attribute and p.split(".", 1)[0] == "self"}
         for path, value in state_writes.items():
             text += f"; writes {path} = {_fmt(value)} (line {outcome.write_lines.get(path, '?')}){_transform(args, value, protocol)}"
             if outcome.write_lines.get(path):
@@ -254,6 +256,7 @@ def explain_model(
     draft: DraftConfig,
     protocol: Protocol,
     pp: int = 1,
+    origin: Protocol | None = None,
 ) -> dict:
     proto = protocol
     state_attr = proto.state_attribute
@@ -275,6 +278,8 @@ def explain_model(
         "requested_ids": list(draft.layer_ids) if draft.layer_ids is not None else None,
         "ids_key": draft.ids_key,
         "id_shift": protocol.id_shift,  # what an id means: 1 the output of layer i, 0 its input
+        # the framework whose convention trained the draft (--draft-framework), and its id_shift
+        "draft_convention": {"framework": origin.framework, "id_shift": origin.id_shift} if origin else None,
         "runner_ids": None,
         "num_hidden_layers": num_layers,
         "hidden_size": target.hidden_size,
@@ -301,12 +306,14 @@ def explain_model(
                          "why": f"the chain has no setter hop (verdict {model.verdict})"})
         return result
     if proto.config_attribute:
-        # The ids are written by a config builder, not passed by a runner call: the builder's
-        # body is not evaluated yet, so say where the ids come from instead of guessing.
+        # The ids are written by a config builder, not passed by a runner call: run the builder
+        # (config_ids.py); where its value is not known, say where the ids come from.
+        if explain_config(sources, proto, chain, target, draft, result, origin):
+            return result
         for hop in (h for h in chain if h.kind == "setter"):
             unknowns.append({"expr": hop.qualname, "file": hop.file, "line": hop.line,
                              "why": f"the config builder writes {proto.config_attribute} itself ({hop.resolved_by}); "
-                                    "explain does not evaluate builders yet"})
+                                    "its value could not be evaluated"})
         notes.append(f"the ids reach the model as config.{proto.config_attribute}, written by the config builder: "
                      "no runner call passes the draft's ids")
         return result
@@ -475,7 +482,7 @@ def explain_model(
         proto=proto, entry=model.entry, draft=draft, target=target, pp=pp, hops=hops, write_hop=write_hop,
         sequence=sequence, runner_ids=runner_ids, ranks=ranks, ranges_known=ranges_known, ranges_how=how,
         per_rank=per_rank, loop_file=eager["read"]["file"] if cap is not None else None, cap=cap,
-        layers_to_capture=known_list(eager["layers_to_capture"]), result=result,
+        layers_to_capture=known_list(eager["layers_to_capture"]), result=result, origin=origin,
     )
     findings.extend(effective_findings(facts, notes))
     if pp > 1 and not ranges_known:

@@ -8,6 +8,7 @@ from typing import Any
 
 from tracer.checks import finding
 from tracer.effective.configs import DraftConfig, TargetConfig
+from tracer.effective.convention import convention_fields
 from tracer.interp.evaluate import Obj, contains_unknown, is_unknown
 from tracer.model.protocol import Protocol
 from tracer.model.results import Hop
@@ -35,6 +36,7 @@ class Facts:
     cap: Any  # CaptureResult of the eager path, or None
     layers_to_capture: list[int] | None  # fully known list, else None
     result: dict[str, Any]
+    origin: Protocol | None = None  # the pack whose convention trained the draft (--draft-framework)
 
     @property
     def final_run(self) -> dict[str, Any]:
@@ -60,7 +62,8 @@ def known_list(value: Any) -> list[int] | None:
 
 
 def effective_findings(f: Facts, notes: list[str]) -> list[dict[str, Any]]:
-    found = _fallback_findings(f) + _offset_findings(f)
+    other = f.origin is not None and f.origin.id_shift != f.proto.id_shift
+    found = _fallback_findings(f) + (_convention_findings(f) if other else _offset_findings(f))
     lost = _pipeline_findings(f, found)
     return found + _unreachable_findings(f, lost) + _count_findings(f, notes)
 
@@ -135,6 +138,18 @@ def _offset_findings(f: Facts) -> list[dict[str, Any]]:
     # at the write the evaluation took (a fallback branch before it was not taken)
     return [_make(f, "offset-mismatch", "", written["file"], written["line"], requested=f.runner_ids,
                   expected=expected, shift=shift, stored=ltc, captures=captures)]
+
+
+def _convention_findings(f: Facts) -> list[dict[str, Any]]:
+    """The draft's ids read in its origin's convention against what this model captures."""
+    assert f.origin is not None
+    if f.runner_ids is None or f.final_run["ids"] is None:
+        return []
+    fields = convention_fields(f.origin, f.proto, f.runner_ids, f.result["effective_layers"])
+    if fields is None:
+        return []
+    written = f.final_run.get("state_write") or {"file": f.state_site.file, "line": f.state_site.line}
+    return [_make(f, "convention-mismatch", "", written["file"], written["line"], **fields)]
 
 
 def _pipeline_findings(f: Facts, findings: list[dict[str, Any]]) -> list[int]:

@@ -60,6 +60,18 @@ def _passes(body: Sequence[ast.stmt], container: str) -> ast.Call | None:
     return None
 
 
+def _on_self(func: ast.expr) -> bool:
+    """``self.m(...)`` or ``self.part.m(...)``."""
+    while isinstance(func, ast.Attribute):
+        func = func.value
+    return isinstance(func, ast.Name) and func.id == "self" and not isinstance(func.ctx, ast.Store)
+
+
+def _loops_over_self(loop: ast.For | ast.AsyncFor) -> bool:
+    """The loop walks a ``self`` container (``islice(self.layers, a, b)``, ``self.layers[a:b]``)."""
+    return any(_self_attr(n) for n in ast.walk(loop.iter))
+
+
 class _Branches(ast.NodeVisitor):
     def __init__(self, names: set[str], offset: int):
         self.names = names
@@ -79,9 +91,10 @@ class _Branches(ast.NodeVisitor):
         """Each ``if`` of the block, and (DeepSeek-V2's shape) an ``if`` after a capturing
         loop whose body runs the rest of that loop's container without capture."""
         captured: set[str] = set()  # containers a capturing statement before this one subscripts
-        for stmt in body:
+        for at, stmt in enumerate(body):
             if isinstance(stmt, ast.If) and not _reads_state([stmt.test], self.names):
                 self._if(stmt)
+                self._early_return(stmt, body[at + 1:])
                 if not stmt.orelse and not _reads_state(stmt.body, self.names):
                     for container in sorted(captured):
                         call = _passes(stmt.body, container)
@@ -97,6 +110,23 @@ class _Branches(ast.NodeVisitor):
                     self._block(inner)
             for handler in getattr(stmt, "handlers", ()) or ():
                 self._block(handler.body)
+
+    def _early_return(self, node: ast.If, rest: Sequence[ast.stmt]) -> None:
+        """vLLM Gemma4's shape: ``if self.fast_prefill_enabled: h = self.fast_prefill_forward(...);
+        return h`` before the capturing loop. The branch returns before the loop over a ``self``
+        container that captures, reads no state, and computes what it returns by a call on
+        ``self``: there the layers run another way and nothing is captured."""
+        if node.orelse or not node.body or not isinstance(node.body[-1], ast.Return):
+            return
+        if _reads_state(node.body, self.names):
+            return
+        loops = [s for s in _walk(rest) if isinstance(s, (ast.For, ast.AsyncFor))
+                 and _reads_state(s.body, self.names) and _loops_over_self(s)]
+        if not loops:
+            return
+        call = next((n for n in _walk(node.body) if isinstance(n, ast.Call) and _on_self(n.func)), None)
+        if call is not None:
+            self._site(node, _src(node.test), call)
 
     def _if(self, node: ast.If) -> None:
         """An if/else: one branch reads the state and subscripts the container, the other

@@ -355,6 +355,13 @@ class Expressions(InterpreterCore):
         return Ellipsis
 
     def eval_Call(self, node: cst.Call) -> Any:
+        if isinstance(node.func, cst.Attribute):
+            # a call of another class's method whose result the caller bound (`Base.build()`)
+            owner = self.path_of(node.func.value)
+            if owner and owner.split(".")[0] not in ("self", *self.s.locals):
+                found, value = self.lookup_path(f"{owner}.{node.func.attr.value}()")
+                if found:
+                    return value
         args: list = []
         kwargs: dict = {}
         for arg in node.args:

@@ -143,6 +143,13 @@ class Statements(InterpreterCore):
             self.note(self.src(target), self.line(target), "assignment to this item could not be evaluated")
             return
         path = self.path_of(target)
+        if isinstance(target, cst.Attribute) and path is not None and self.root_is_local(target):
+            holder = self.eval(target.value)
+            if isinstance(holder, dict):  # an attribute of a config mapping held in a local or argument
+                holder[target.attr.value] = value
+                self.s.writes[path] = value
+                self.s.write_lines[path] = self.line(target)
+                return
         if path is None or self.root_is_local(target):
             self.note(self.src(target), self.line(target), "assignment target could not be resolved")
             return

@@ -41,6 +41,9 @@ class Protocol:
     entry_variable: str = ""  # the registry variable of "module-variable" entry modules
     entry_modules: tuple[str, ...] = ()
     draft_patterns: tuple[str, ...] = ()  # entry classes that are draft heads (fnmatch on class or module name)
+    # registry variables whose classes are draft heads (unless a target variable registers them too)
+    draft_registry_variables: tuple[str, ...] = ()
+    exclude_patterns: tuple[str, ...] = ()  # registered classes that are never targets (fnmatch on class name)
     registry_module: str = ""
     registry_variables: tuple[str, ...] = ()
     registry_package: str = ""  # package the registry's module names are relative to
@@ -70,6 +73,7 @@ class Protocol:
     builder_bases: tuple[str, ...] = ()  # classes whose subclasses are config builders
     builder_condition: str = "condition"  # the builder method that says which configs it builds
     builder_methods: tuple[str, ...] = ("build",)  # builder methods that may write the attribute
+    builder_arguments: tuple[str, ...] = ()  # "name=literal": what the engine passes a builder (explain)
     model_types: tuple[str, ...] = ()  # "model_type=Architecture": what checkpoints of a model type name
     # the output path: the key the captured states travel under, and the methods that copy outputs
     output_key: str = ""
@@ -96,6 +100,9 @@ class Protocol:
     def is_draft(self, module: str, class_name: str) -> bool:
         last = module.rsplit(".", 1)[-1]
         return any(fnmatch.fnmatchcase(class_name, p) or fnmatch.fnmatchcase(last, p) for p in self.draft_patterns)
+
+    def is_excluded(self, class_name: str) -> bool:
+        return any(fnmatch.fnmatchcase(class_name, p) for p in self.exclude_patterns)
 
     def is_runner_module(self, module: str) -> bool:
         return any(fnmatch.fnmatchcase(module, pat) for pat in self.runner_modules)

@@ -22,8 +22,13 @@ def format_explanation(result: dict[str, Any]) -> str:
     lines.append(f"{entry}")
     n = result.get("num_hidden_layers")
     lines.append(f"  target: {n} layers, hidden size {result.get('hidden_size')}" + (f", pp={result['pp']}" if result.get("pp", 1) > 1 else ""))
+    origin = result.get("draft_convention")
     if result.get("requested_ids") is None:
         lines.append("  draft: names no layer ids")
+    elif origin:  # explain --draft-framework: the ids mean what the draft's own framework reads them as
+        outputs = [i + origin["id_shift"] - 1 for i in result["requested_ids"]]
+        lines.append(f"  draft asks, in {origin['framework']}'s convention, for the outputs of layers {outputs} "
+                     f"(ids {result['requested_ids']} from `{result['ids_key']}`)")
     else:
         if result.get("id_shift", 1) == 1:
             lines.append(f"  draft asks for the outputs of layers {result['requested_ids']} (from `{result['ids_key']}`)")
@@ -32,7 +37,9 @@ def format_explanation(result: dict[str, Any]) -> str:
             outputs = [i + shift - 1 for i in result["requested_ids"]]
             lines.append(f"  draft asks for the hidden states entering layers {result['requested_ids']}, the outputs of "
                          f"layers {outputs} (from `{result['ids_key']}`)")
-    if result.get("runner_ids") is None and result.get("requested_ids") is not None \
+    if result.get("ids_written_by"):
+        lines.append(f"  the target's layers come from {result['ids_written_by']}, which does not read the draft's ids")
+    elif result.get("runner_ids") is None and result.get("requested_ids") is not None \
             and result.get("ids_source") != "argument":
         lines.append("  the runner does not read that key, so it passes no ids")
     lines.append("")

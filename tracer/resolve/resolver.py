@@ -226,8 +226,8 @@ class Resolver:
         for base in cls.bases:
             if base in ("object", "nn.Module", "torch.nn.Module", "Module", "ABC", "Generic") or base.startswith("Generic["):
                 continue
-            # a parametrised generic base (`DecoderModelForCausalLM[FooModel, FooConfig]`) is its class
-            base = base.split("[", 1)[0] if "[" in base else base
+            if "[" in base and base.split("[", 1)[0].replace(".", "").isidentifier():
+                base = base.split("[", 1)[0]  # a generic alias (`VllmModel[T]`): the class it subscripts
             resolved = self.resolve_class(ref.module, base)
             if isinstance(resolved, Untyped):
                 if not resolved.outside:
