@@ -9,6 +9,7 @@ which real files they were shaped after and what the pack says about those.
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
@@ -211,14 +212,33 @@ def test_a_sub_module_that_would_take_it_is_a_broken_delegation_when_nothing_is_
         ("broken-delegation", UTILS, _line(files, UTILS, "hidden_states = self.model("))]
 
 
-def test_explain_says_where_the_ids_come_from_instead_of_evaluating_the_forward(tmp_path):
+def test_explain_runs_the_metadata_default_and_compares_it_with_the_draft(tmp_path):
+    """TensorRT-LLM takes the ids from the executor's setting, not the draft's config.json:
+    with none set, __post_init__ decides. Explain runs it on the target's layer count."""
     root = _write(tmp_path / "tree", argument_tree())
-    configs = __import__("pathlib").Path(__file__).resolve().parent / "data" / "configs"
-    run = subprocess.run([sys.executable, "-m", "tracer", "explain", str(root), "--no-cache",
-                          "--target-config", str(configs / "llama-3.1-8b"),
-                          "--draft-config", str(configs / "draft-eagle-config"), "--entry", ENTRY],
-                         capture_output=True, text=True)
-    assert run.returncode == 0, run.stderr
-    assert "the ids reach the model in the spec_metadata argument (Eagle3SpecMetadata" in run.stdout
-    assert "the runner does not read that key" not in run.stdout
-    assert "called with attn_metadata=" not in run.stdout  # the forward is not evaluated as a setter
+    target, draft = tmp_path / "target", tmp_path / "draft"
+    target.mkdir()
+    draft.mkdir()
+    (target / "config.json").write_text(json.dumps({"architectures": ["Qwen3ForCausalLM"], "num_hidden_layers": 32}))
+
+    def explain(ids: list[int]) -> dict:
+        (draft / "config.json").write_text(json.dumps({"architectures": ["Eagle3LlamaForCausalLM"],
+                                                       "eagle_aux_hidden_state_layer_ids": ids}))
+        run = subprocess.run([sys.executable, "-m", "tracer", "explain", str(root), "--no-cache", "--format", "json",
+                              "--target-config", str(target), "--draft-config", str(draft), "--entry", ENTRY],
+                             capture_output=True, text=True)
+        assert run.returncode in (0, 1), run.stderr
+        return json.loads(run.stdout)
+
+    eagle3 = dict(argument_tree())["tensorrt_llm/_torch/speculative/eagle3.py"].split("\n")
+    line = next(i for i, row in enumerate(eagle3, 1) if "self.layers_to_capture = (1, self.num_layers" in row)
+    other = explain([2, 16, 29])
+    assert other["layers_to_capture"] == [1, 15, 28] and other["effective_layers"] == [1, 15, 28]
+    assert other["ids_written_by"] == "Eagle3SpecMetadata.__post_init__"
+    assert any(f"line {line}" in step for step in other["steps"])
+    [found] = [f for f in other["findings"] if f["slug"] == "fallback-triggered"]
+    assert found["file"] == "tensorrt_llm/_torch/speculative/eagle3.py" and found["line"] == line
+    assert "eagle3_layers_to_capture = [2, 16, 29]" in found["hint"]
+    same = explain([1, 15, 28])  # trained on the layers the default captures: nothing to say
+    assert same["effective_layers"] == [1, 15, 28]
+    assert not [f for f in same["findings"] if f["slug"] == "fallback-triggered"]

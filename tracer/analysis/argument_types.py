@@ -154,8 +154,14 @@ class ArgumentTypes:
         """Classes of the scanned tree with one of these names (the pack's metadata classes)."""
         wanted = set(names)
         found = []
-        for module, summary in sorted(self.tracer.project.summaries.items()):
-            if summary is None or not self.tracer.protocol.in_scope(module):
+        project = self.tracer.project
+        for module in sorted(project.by_module):
+            # every module that can define one, not only those loaded so far (which depends
+            # on the chains traced before, and on what a warm run took from the chain memo)
+            if not self.tracer.protocol.in_scope(module) or not any(project.mentions(module, n) for n in wanted):
+                continue
+            summary = project.module(module)
+            if summary is None:
                 continue
             for definition in summary.classes:
                 if definition.name in wanted:

@@ -82,15 +82,19 @@ def analyse(resolver: Resolver, protocols: Sequence[Protocol], entries: Mapping[
     every_model = model_classes if model_classes is not None else {
         ref.fullname for refs in entries.values() for ref in refs}
     for proto in protocols:
-        drafts = frozenset(registry_drafts(resolver, proto))
-        tracer = ChainTracer(resolver, proto, drafts)
+        with resolver.project.reads.record() as setup:  # what the tracer reads up front (a config
+            drafts = frozenset(registry_drafts(resolver, proto))  # protocol's builders): every chain's too
+            tracer = ChainTracer(resolver, proto, drafts)
         branches = BranchCheck(resolver.project, proto)
 
         def traced_chain(ref: ClassRef) -> ModelResult:
             registered, bindings = (alternatives or {}).get(ref.fullname, ("", []))
             name = f"{proto.name} {ref.fullname} {registered} {bindings!r} {ref.fullname in drafts}"
-            return memo.get(name, lambda: with_branch_findings(
-                branches, with_alternatives(tracer, tracer.trace(ref), registered, bindings)))
+
+            def trace() -> ModelResult:
+                resolver.project.reads.touch_all(setup)
+                return with_branch_findings(branches, with_alternatives(tracer, tracer.trace(ref), registered, bindings))
+            return memo.get(name, trace)
         traced = [traced_chain(ref) for ref in entries.get(proto.name, ())]
         if runner:
             candidates = runner_candidates(resolver.project, proto)

@@ -56,8 +56,13 @@ def default_findings(resolver: Resolver, proto: Protocol) -> list[Finding]:
         return []
     project = resolver.project
     found = []
-    for module, summary in sorted(project.summaries.items()):
-        if summary is None or not proto.in_scope(module):
+    for module in sorted(project.by_module):
+        # every module that can define one, not only those loaded so far (a warm run with
+        # chains from the chain memo loads fewer)
+        if not proto.in_scope(module) or not any(project.mentions(module, c) for c in proto.default_classes):
+            continue
+        summary = project.module(module)
+        if summary is None:
             continue
         for definition in summary.classes:
             if definition.name not in proto.default_classes:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from tracer.checks import Check, Example, example
 from tracer.checks.argument_trees import PROTOCOL, argument_tree
+from tracer.checks.config_trees import marked
 
 _REGISTER_TWICE = ("tensorrt_llm/_torch/models/modeling_qwen3_next.py", '''from torch import nn
 
@@ -51,6 +52,13 @@ DUPLICATE_REGISTRATION = Check(
 CHECKS = (DUPLICATE_REGISTRATION,)
 
 
+_TARGET = {"architectures": ["Qwen3ForCausalLM"], "num_hidden_layers": 32, "hidden_size": 8}
+
+
+def _draft(ids: list[int]) -> dict[str, object]:
+    return {"architectures": ["Eagle3LlamaForCausalLM"], "hidden_size": 8, "eagle_aux_hidden_state_layer_ids": ids}
+
+
 def _fires(**parts: str) -> Example:
     return example(*argument_tree(**parts), protocol=PROTOCOL)
 
@@ -85,6 +93,16 @@ VARIANTS: dict[str, tuple[dict[str, str], dict[str, str], tuple[Example, ...], t
         {"default-field": "Log a warning naming the default layers when the config names none (or refuse to "
                           "start), so a draft trained on other layers is noticed."},
         (_fires(default_log="silent"),), (_fires(),)),
+    "fallback-triggered": (
+        {"default-field": "{owner_name}.{method} sets {field} = {stored} for this target when the executor "
+                          "names no ids: the draft's ids {ids} (the outputs of layers {trained}) are not what "
+                          "it gets, the outputs of layers {effective}"},
+        {"default-field": "Configure the executor's capture layers (EagleDecodingConfig.eagle3_layers_to_capture "
+                          "= {ids}), or train the draft on the outputs of layers {effective}."},
+        (example(*marked(argument_tree(), "tensorrt_llm/_torch/speculative/eagle3.py",
+                         "self.layers_to_capture = (1, self.num_layers", "fallback-triggered"),
+                 protocol=PROTOCOL, target_config=_TARGET, draft_config=_draft([2, 16, 29])),),
+        (example(*argument_tree(), protocol=PROTOCOL, target_config=_TARGET, draft_config=_draft([1, 15, 28])),)),
     "capture-skipped-on-branch": (
         {"argument": "{method}: when `{condition}`, the layer runs without calling {param}.{hook}() (it is "
                      "called on the other branch only, line {capture_line}), so those layers are not captured"},

@@ -85,6 +85,7 @@ KEYS: dict[str, tuple[str, type, bool]] = {
     "argument.default_classes": ("default_classes", list, False),
     "argument.default_method": ("default_method", str, False),
     "argument.default_field": ("default_field", str, False),
+    "argument.layers_field": ("layers_field", str, False),
     "entry.decorators": ("entry_decorators", list, False),
     "output.key": ("output_key", str, False),
     "output.methods": ("output_methods", list, False),

@@ -23,6 +23,7 @@ from typing import Any
 
 import libcst as cst
 
+from tracer.effective.argument_ids import explain_argument
 from tracer.effective.config_ids import explain_config
 from tracer.effective.configs import DraftConfig, TargetConfig
 from tracer.effective.findings import Facts, effective_findings, known_list, plain
@@ -319,16 +320,8 @@ def explain_model(
         return result
     if proto.argument_parameter:
         # The ids travel in a metadata object the executor builds from its own settings (not the
-        # draft's config.json) and hands to every forward: there is no setter to evaluate.
-        result["ids_source"] = "argument"
-        for hop in (h for h in chain if h.kind == "setter"):
-            unknowns.append({"expr": hop.qualname, "file": hop.file, "line": hop.line,
-                             "why": f"the ids reach the model in the {proto.argument_parameter} argument "
-                                    f"({', '.join(proto.default_classes) or 'its class'}), built from the "
-                                    "executor's settings; explain does not evaluate it yet"})
-        notes.append(f"the layers call {proto.argument_parameter}.{proto.argument_hook}(...) (the chain's read hops); "
-                     f"the ids are {proto.default_field or 'set'} on that object, defaulted in "
-                     f"{proto.default_method or 'its constructor'} when none are configured")
+        # draft's config.json): its defaulting method decides when none are configured.
+        explain_argument(sources, proto, chain, target, draft, result)
         return result
     for hop in unresolved:
         unknowns.append({"expr": hop.qualname, "file": hop.file, "line": hop.line, "why": hop.reason or "unresolved hop"})

@@ -89,6 +89,7 @@ class Protocol:
     default_classes: tuple[str, ...] = ()
     default_method: str = ""
     default_field: str = ""
+    layers_field: str = "num_layers"  # explain: the metadata field that holds the target's layer count
     # effective layers: how the model code reaches pipeline state, and what the capture loop may assume
     pp_indices_function: str = ""  # dotted name of the function giving a stage's layer range
     pp_group_expressions: tuple[str, ...] = ()

@@ -56,7 +56,9 @@ def format_explanation(result: dict[str, Any]) -> str:
         lines.append(f"  the decoder loop `{loop.get('source')}` ({loop.get('file')}:{loop.get('line')}) visits layers {span}")
     captured = result.get("captured_indices")
     effective = result.get("effective_layers")
-    if captured is not None and effective is not None and (result.get("loop") or {}).get("after_layer"):
+    if result.get("ids_source") == "argument" and effective is not None:
+        lines.append(f"  each decoder layer calls the hook with its index after it ran: the output of {_outputs(effective)}")
+    elif captured is not None and effective is not None and (result.get("loop") or {}).get("after_layer"):
         # this model's loop tests (some) entries after the layer ran: it holds that layer's output
         lines.append(f"  it tests entries {captured} after the layer ran, capturing the output of {_outputs(effective)}")
     elif captured is not None:
