@@ -24,8 +24,9 @@ import builtins
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from tracer.callgraph.calls import DECORATOR_BUILTINS, PROGRAM_CALLABLE, Calls, Site
-from tracer.callgraph.heap import CONTAINER_METHODS, UNK, Value
+from tracer.callgraph.attrs import Attrs
+from tracer.callgraph.calls import DECORATOR_BUILTINS, PROGRAM_CALLABLE, Site
+from tracer.callgraph.heap import UNK, Value
 from tracer.callgraph.ir import ModuleIR, ScopeIR
 
 BUILTIN_NAMES = frozenset(dir(builtins))
@@ -33,9 +34,11 @@ MAX_ROUNDS = 40
 MAX_JOINED = 64  # strings a binop may make from known string parts
 MAX_KEYS = 16  # constants one variable may hold
 MAX_VALUES = 256  # values one variable may hold
+SMALL_SUCC = 8  # successors kept in a list before a set
+Watcher = Any  # Callable[[tuple[Value, ...]], object] | tuple (see Solver.on)
 
 
-class Solver(Calls):
+class Solver(Attrs):
     def __init__(self, modules: list[ModuleIR], prefix: str = "", entry_seeds: dict[str, str] | None = None):
         self.prefix = prefix
         self.entry_seeds = dict(entry_seeds or {})  # method name -> module variable naming entry classes
@@ -44,8 +47,8 @@ class Solver(Calls):
         self.unbudgeted: set[int] = set()  # variables the value budget does not cut (seeded receivers)
         self.entry_rules: list[tuple[Callable[[], bool], Callable[[], None]]] = []
         self.pts: dict[int, set[Value]] = {}
-        self.succ: dict[int, set[int]] = {}
-        self.watch: dict[int, list[Callable[[Iterable[Value]], object]]] = {}
+        self.succ: dict[int, Any] = {}  # var -> its successors: a list while few, then a set
+        self.watch: dict[int, list[Watcher]] = {}
         self.pending: dict[int, set[Value]] = {}
         self.key_count: dict[int, int] = {}
         self.values_cut = 0
@@ -58,6 +61,7 @@ class Solver(Calls):
         self.deferred: list[tuple[bool, Callable[[], bool], Callable[[], None]]] = []
         self.init_heap()
         self.init_calls()
+        self.init_attrs()
         self.modules = {m.module for m in modules}
         self.packages = {".".join(m.module.split(".")[:i]) for m in modules for i in range(1, m.module.count(".") + 1)}
         self.ns: dict[tuple[str, str], int] = {}
@@ -146,30 +150,48 @@ class Solver(Calls):
             return
         succ = self.succ.get(src)
         if succ is None:
-            succ = self.succ[src] = set()
-        if dst in succ:
+            self.succ[src] = [dst]  # most variables flow into one or two others: a list is a quarter of a set
+        elif dst in succ:
             return
-        succ.add(dst)
+        elif succ.__class__ is list and len(succ) < SMALL_SUCC:
+            succ.append(dst)
+        else:
+            if succ.__class__ is list:
+                succ = self.succ[src] = set(succ)
+            succ.add(dst)
         have = self.pts.get(src)
         if have:
             self.add(dst, tuple(have))
 
-    def on(self, var: int, fn: Callable[[Iterable[Value]], object]) -> None:
+    def on(self, var: int, fn: Watcher) -> None:
+        """fn(values) for the values of ``var``, now and as they arrive. A watcher is a callable, or
+        a tuple ``(tag, f)`` (f(v) for each value of kind ``tag``, "" any) or ``(tag, f, *args)``
+        (f(self, v, *args)): plain data where a closure per instruction was most of the memory."""
         if var < 0:
             return
         self.watch.setdefault(var, []).append(fn)
         have = self.pts.get(var)
         if have:
-            fn(tuple(have))
+            self.fire(fn, tuple(have))
+
+    def fire(self, fn: Watcher, vals: tuple[Value, ...]) -> None:
+        if fn.__class__ is not tuple:
+            fn(vals)  # type: ignore[operator]
+            return
+        tag, f = fn[0], fn[1]
+        if tag:
+            vals = tuple(v for v in vals if v[0] == tag and (tag != "k" or v[1] == "str"))
+        if len(fn) == 2:
+            for v in vals:
+                f(v)
+        else:
+            args = fn[2:]
+            for v in vals:
+                f(self, v, *args)
 
     def each(self, var: int, fn: Callable[[Value], object], tag: str = "") -> None:
-        """fn(value) for every value of ``var`` (of kind ``tag`` when given), now and later."""
-        if tag == "k":
-            self.on(var, lambda vals: [fn(v) for v in vals if v[0] == "k" and v[1] == "str"])
-        elif tag:
-            self.on(var, lambda vals: [fn(v) for v in vals if v[0] == tag])
-        else:
-            self.on(var, lambda vals: [fn(v) for v in vals])
+        """fn(value) for every value of ``var`` (of kind ``tag`` when given; "k": string constants), now and later."""
+        self.on(var, (tag, fn))
 
     def when_empty(self, var: int, fn: Callable[[], None], late: bool = False) -> None:
         """fn() once the fixpoint leaves ``var`` empty (``late``: only when no early rule fires)."""
@@ -183,7 +205,10 @@ class Solver(Calls):
             for dst in tuple(succ.get(var, ())):
                 self.add(dst, delta)
             for fn in tuple(watch.get(var, ())):
-                fn(delta)
+                if fn.__class__ is tuple:
+                    self.fire(fn, delta)
+                else:
+                    fn(delta)
 
     # -- names across modules -------------------------------------------------------------------
     def export(self, module: str, name: str, depth: int = 0) -> int:
@@ -217,7 +242,9 @@ class Solver(Calls):
             for instr in m.instrs:
                 if instr[0] == "star":
                     self.stars.setdefault(m.module, []).append(instr[1])
-        for m, (base, sbase, cbase) in zip(self.irs, self.offsets):
+        modules, self.irs = self.irs, []
+        for at, (base, sbase, cbase) in enumerate(self.offsets):
+            m, modules[at] = modules[at], None  # type: ignore[call-overload]  # installed: freed as we go
             for i, s in enumerate(m.scopes):
                 for p in s.params:
                     if p.kind in ("star", "dstar"):
@@ -290,7 +317,7 @@ class Solver(Calls):
             self.setattr_instr(g(ins[1]), ins[2], g(ins[3]), sbase + ins[4], ins[5])
         elif op == "item":
             dst, obj, key = g(ins[1]), g(ins[2]), g(ins[3])
-            self.each(obj, lambda v: self.item_value(v, key, dst))
+            self.on(obj, ("", Solver.item_value, key, dst))
         elif op == "setitem":
             obj, key, src = g(ins[1]), g(ins[2]), g(ins[3])
             self.each(obj, lambda v: self.keyed(key, lambda k, o=v[1]: self.write(o, k, src)), "o")
@@ -372,7 +399,7 @@ class Solver(Calls):
         self.when_empty(dst, lambda: self.edge(fn, dst), late=True)
 
     def attr_instr(self, dst: int, obj: int, name: str, caller: int, line: int) -> None:
-        self.each(obj, lambda v: self.attr_value(v, name, dst, caller, line))
+        self.on(obj, ("", Attrs.attr_value, name, dst, caller, line))
         if name in self.entry_seeds:
             self.unbudgeted.update((obj, dst))  # every entry class may be the receiver: none is cut
             # a protocol's method read off a receiver no class of the tree reaches (the runner's
@@ -396,66 +423,6 @@ class Solver(Calls):
                     self.on(self.elements(var, -1), classes)
         self.entry_seeded += 1
         self.edge(found, obj)
-
-    def attr_value(self, v: Value, name: str, dst: int, caller: int, line: int) -> None:  # noqa: C901
-        t = v[0]
-        if t == "i":
-            cid = v[1]
-            if name == "__class__":
-                self.add(dst, (self.V("c", cid),))
-                return
-            self.edge(self.field(v, name), dst)
-            getter = self.getter_call(v, dst, caller, line)
-            self.subscribe(cid, name, lambda owner, var: self.on(var, lambda vals: self.add(
-                dst, self.bound_values(vals, v, cid, True, getter))))
-        elif t == "c":
-            cid = v[1]
-            self.subscribe(cid, name, lambda owner, var: self.on(var, lambda vals: self.add(
-                dst, self.bound_values(vals, v, cid, False, None))))
-        elif t == "s":
-            recv = v[2]
-            cid = recv[1]
-            getter = self.getter_call(recv, dst, caller, line)
-            self.subscribe(cid, name, lambda owner, var: self.on(var, lambda vals: self.add(
-                dst, self.bound_values(vals, recv, cid, recv[0] == "i", getter))), after=v[1])
-        elif t == "m":
-            self.module_attr(v[1], name, dst)
-        elif t == "x":
-            # something outside the tree: its attributes are outside too, and the imported name is
-            # all that is kept (torch.nn.Module is torch.nn's); dotted names grown from every external
-            # value a variable holds were millions of values on sglang/srt and nothing used them
-            self.add(dst, (v,))
-        elif t == "o" and name in CONTAINER_METHODS:
-            self.add(dst, (self.V("bm", name, v),))
-        elif t == "p" and name in ("setter", "getter", "deleter"):
-            self.add(dst, (self.V("bm", name, v),))
-
-    def getter_call(self, recv: Value, dst: int, caller: int, line: int) -> Callable[[int], None]:
-        def run_getter(uid: int) -> None:
-            site = self.site(dst, (), caller, line, "implicit")
-            self.invoke(site, uid, recv)
-        return run_getter
-
-    def setattr_instr(self, obj: int, name: str, src: int, caller: int, line: int) -> None:
-        self.each(obj, lambda v: self.setattr_value(v, name, src, caller, line))
-
-    def setattr_value(self, v: Value, name: str, src: int, caller: int, line: int) -> None:
-        t = v[0]
-        if t == "i":
-            cid = v[1]
-            self.edge(src, self.field(v, name))
-
-            def setter(owner: int, var: int) -> None:
-                site = self.site(-1, ((src, False),), caller, line, "implicit")
-                self.each(var, lambda p: self.invoke(site, p[2], v) if p[2] >= 0 else None, "p")
-            self.subscribe(cid, name, setter)
-        elif t == "c":
-            self.edge(src, self.class_attr_var(v[1], name))
-        elif t == "m" and v[1] in self.modules:
-            var = self.ns.get((v[1], name))
-            if var is None:
-                var = self.ns[(v[1], name)] = self.new_var()
-            self.edge(src, var)
 
     # -- rules that need "nothing else was found" ----------------------------------------------
     def seed_self(self) -> None:
