@@ -71,11 +71,16 @@ class Attrs(Calls):
             recv, on_instance, after = v, False, -1
         else:  # super(): the MRO of the receiver's class, after the class super() names
             recv, on_instance, after = v[2], v[2][0] == "i", v[1]
-        cid = recv[1]
-        self.subscribe(cid, name, lambda owner, found: self.on(found, lambda vals: self.add(
-            var, self.bound_values(vals, recv, cid, on_instance, self.getter(var, recv) if on_instance else None))),
-            after=after)
+        self.subscribe(recv[1], name, (Attrs.attr_found, var, recv, on_instance), after=after)
         return var
+
+    def attr_found(self, owner: int, found: int, var: int, recv: Value, on_instance: bool) -> None:
+        """The MRO found the class attribute (in ``owner``, values in ``found``) a shared read is of."""
+        self.on(found, ("", Attrs.bind_into, var, recv, on_instance))
+
+    def bind_into(self, v: Value, var: int, recv: Value, on_instance: bool) -> None:
+        getter = self.getter(var, recv) if on_instance and v[0] == "p" else None
+        self.add(var, self.bound_values((v,), recv, recv[1], on_instance, getter))
 
     def getter(self, shared: int, recv: Value) -> Any:
         def run_getter(uid: int) -> None:

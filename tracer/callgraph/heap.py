@@ -15,7 +15,7 @@ CONTAINER_METHODS = {"append", "add", "insert", "extend", "update", "setdefault"
 
 class Heap:
     # provided by the solver core
-    pts: dict[int, set[Value]]
+    pts: dict[int, Any]  # a 1-tuple or a set (solve.Solver.add)
     class_attrs: list[dict[str, int]]
     class_bases: list[tuple[int, ...]]
     class_names: list[str]
@@ -99,7 +99,7 @@ class Heap:
                 return k, var
         return None
 
-    def subscribe(self, cid: int, name: str, fn: Callable[[int, int], None], after: int = -1) -> None:
+    def subscribe(self, cid: int, name: str, fn: Any, after: int = -1) -> None:
         """fn(owner, var) for the class attribute ``name`` the MRO finds (again if a base resolves later)."""
         entry = [name, after, fn, None]  # delivered: None, one (owner, var), or a set of them
         self.subs.setdefault(cid, []).append(entry)
@@ -120,7 +120,11 @@ class Heap:
             return
         else:
             done.add(found)
-        entry[2](*found)
+        fn = entry[2]
+        if fn.__class__ is tuple:  # (f, *args): f(self, owner, var, *args), plain data
+            fn[0](self, *found, *fn[1:])
+        else:
+            fn(*found)
 
     def base_changed(self, cid: int, base: int) -> None:
         """A base of ``cid`` became known: its MRO and its subclasses' change, lookups are redone."""

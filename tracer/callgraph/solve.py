@@ -46,10 +46,10 @@ class Solver(Attrs):
         self.entry_seeded = 0
         self.unbudgeted: set[int] = set()  # variables the value budget does not cut (seeded receivers)
         self.entry_rules: list[tuple[Callable[[], bool], Callable[[], None]]] = []
-        self.pts: dict[int, set[Value]] = {}
+        self.pts: dict[int, Any] = {}  # var -> its values: a 1-tuple while one, then a set
         self.succ: dict[int, Any] = {}  # var -> its successors: a list while few, then a set
         self.watch: dict[int, list[Watcher]] = {}
-        self.pending: dict[int, set[Value]] = {}
+        self.pending: dict[int, list[Value]] = {}
         self.key_count: dict[int, int] = {}
         self.values_cut = 0
         self.queue: list[int] = []
@@ -58,7 +58,9 @@ class Solver(Attrs):
         self.bound_sites: set[int] = set()
         self.external_sites: set[int] = set()
         self.instantiated: set[int] = set()
-        self.deferred: list[tuple[bool, Callable[[], bool], Callable[[], None]]] = []
+        # (late, condition, fire): condition a callable or a var that must stay empty; fire a callable
+        # or a tuple (f, *args) for f(self, *args)
+        self.deferred: list[tuple[bool, Any, Any]] = []
         self.init_heap()
         self.init_calls()
         self.init_attrs()
@@ -108,25 +110,31 @@ class Solver(Attrs):
     def add(self, var: int, values: Iterable[Value]) -> None:
         if var < 0:
             return
-        have = self.pts.get(var)
-        if have is None:
-            have = self.pts[var] = set()
+        have = self.pts.get(var, ())
         new = [v for v in values if v not in have]
         if not new:
             return
+        if len(new) > 1:
+            new = list(dict.fromkeys(new))
         if (len(have) + len(new) > MAX_VALUES or any(v[0] == "k" for v in new)) and var not in self.unbudgeted:
             new = self.within_budget(var, have, new)
             if not new:
                 return
-        have.update(new)
+        # most variables hold one value: a 1-tuple is a fifth of a set's memory; a set from the second on
+        if not have and len(new) == 1:
+            self.pts[var] = (new[0],)
+        elif have.__class__ is tuple:
+            self.pts[var] = {*have, *new}
+        else:
+            have.update(new)  # type: ignore[union-attr]
         pending = self.pending.get(var)
         if pending is None:
-            self.pending[var] = set(new)
+            self.pending[var] = new  # values new to var are new to its pending list too: a list will do
             self.queue.append(var)
         else:
-            pending.update(new)
+            pending.extend(new)
 
-    def within_budget(self, var: int, have: set[Value], new: list[Value]) -> list[Value]:
+    def within_budget(self, var: int, have: Any, new: list[Value]) -> list[Value]:
         """What of ``new`` a variable may still take: at most MAX_KEYS constants (a key or a name
         that many ways is no lookup anyone can follow) and MAX_VALUES values in all. What is cut is
         counted (``stats.values_cut``): it is a bound on the fixpoint's cost, paid in recall."""
@@ -193,9 +201,9 @@ class Solver(Attrs):
         """fn(value) for every value of ``var`` (of kind ``tag`` when given; "k": string constants), now and later."""
         self.on(var, (tag, fn))
 
-    def when_empty(self, var: int, fn: Callable[[], None], late: bool = False) -> None:
+    def when_empty(self, var: int, fn: Any, late: bool = False) -> None:
         """fn() once the fixpoint leaves ``var`` empty (``late``: only when no early rule fires)."""
-        self.deferred.append((late, lambda: not self.pts.get(var), fn))
+        self.deferred.append((late, var, fn))  # a var: the rule holds while it is empty
 
     def run(self) -> None:
         queue, pending, succ, watch = self.queue, self.pending, self.succ, self.watch
@@ -263,8 +271,12 @@ class Solver(Attrs):
                 for rule in rules:  # conditions only turn false as values arrive: a rule is checked once
                     if rule[0] != late:
                         self.deferred.append(rule)
-                    elif rule[1]():
-                        rule[2]()
+                    elif (not self.pts.get(rule[1])) if rule[1].__class__ is int else rule[1]():
+                        fire = rule[2]
+                        if fire.__class__ is tuple:
+                            fire[0](self, *fire[1:])
+                        else:
+                            fire()
                 if late and not self.queue and not seeded:
                     self.seed_self()
                     seeded = True
@@ -320,7 +332,7 @@ class Solver(Attrs):
             self.on(obj, ("", Solver.item_value, key, dst))
         elif op == "setitem":
             obj, key, src = g(ins[1]), g(ins[2]), g(ins[3])
-            self.each(obj, lambda v: self.keyed(key, lambda k, o=v[1]: self.write(o, k, src)), "o")
+            self.on(obj, ("o", Solver.setitem_value, key, src))
         elif op == "alloc":
             self.add(g(ins[1]), (self.new_obj(g(ins[1]), ins[2], ins[3]),))
         elif op == "merge":
@@ -359,9 +371,9 @@ class Solver(Attrs):
             site = self.site(-1, (), sbase + ins[2], ins[3], "constructor")
             self.each(g(ins[1]), lambda v: self.construct(site, v[1]), "c")
         elif op == "instance":
-            dst = g(ins[1])
-            self.on(g(ins[2]), lambda vals: self.add(dst, [self.V("i", v[1]) for v in vals if v[0] == "c"]))
-            self.each(g(ins[2]), lambda v: self.edge(self.elements(g(ins[2]), -1), g(ins[2])), "o")
+            dst, src = g(ins[1]), g(ins[2])
+            self.on(src, ("c", Solver.instance_of, dst))
+            self.on(src, ("o", Solver.instance_elements, src))
         elif op == "binop":
             self.binop(g(ins[1]), g(ins[2]), g(ins[3]))
 
@@ -383,6 +395,25 @@ class Solver(Attrs):
                     self.merge_obj(oid, v[1])
         self.on(a, combine)
         self.on(b, combine)
+
+    def setitem_value(self, v: Value, key: int, src: int) -> None:
+        oid = v[1]
+        if key < 0:
+            self.write(oid, None, src)
+            return
+        self.on(key, ("", Solver.write_key, oid, src))
+        self.when_empty(key, (Solver.write, oid, None, src))
+
+    def write_key(self, k: Value, oid: Any, src: int) -> None:
+        self.write(oid, k if k[0] == "k" else None, src)
+
+    def instance_of(self, v: Value, dst: int) -> None:
+        """``except E as e``: e is an instance of each class E holds."""
+        self.add(dst, (self.V("i", v[1]),))
+
+    def instance_elements(self, v: Value, src: int) -> None:
+        """``except (A, B) as e``: the classes of the tuple count as E's."""
+        self.edge(self.elements(src, -1), src)
 
     def item_value(self, v: Value, key: int, dst: int) -> None:
         if v[0] == "o":
