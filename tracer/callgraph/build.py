@@ -141,6 +141,7 @@ def solve_tree(irs: list[ModuleIR], prefix: str = "", entry_seeds: dict[str, str
              "calls_external": status.get("external", 0), "calls_unbound": sum(unbound.values()),
              "unbound_by_cause": unbound, "values_cut": solver.values_cut,
              "receivers_seeded_with_entry_classes": solver.entry_seeded}
+    solver.__dict__.clear()  # its closures hold it in cycles: freed now, not at the next collection
     return nodes, edges, stats
 
 

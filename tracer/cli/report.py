@@ -50,8 +50,8 @@ def _load_scan(path: str | None, scan_file: str | None, packs: PackOptions, rule
 def setter_call_graph(root: Path, packs: PackOptions, protocols: tuple[str, ...] = ()) -> tuple[Any, str]:
     """The value-flow call graph around the packs' capture setters (each setter, what calls it and
     what it calls), solved on the files naming a setter and the modules they import, not the whole
-    tree (sglang/srt: 11 s cold, 1 s warm, against 60 s for the whole program); (None, why) when
-    there is none."""
+    tree (the SGLang 0.5.23 wheel: 376 of 4,716 files, ~13 s cold on a busy 2-core machine, read back
+    from the cache when unchanged); (None, why) when there is none."""
     from tracer.analysis.pipeline import summary_cache
     from tracer.callgraph.focus import focused_call_graph
     from tracer.cli.graph import entry_seeds
