@@ -6,8 +6,10 @@ runs `tracer report PATH -o DIR`."""
 from __future__ import annotations
 
 import re
+import shutil
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from tracer.cli import main
@@ -55,3 +57,27 @@ def test_report_from_saved_json_without_a_tree_keeps_the_protocol_graph(tmp_path
     assert result.exit_code == 0, result.output
     index = (tmp_path / "r" / "index.html").read_text()
     assert "protocol subgraph" in index and "--source-root" in index
+
+
+@pytest.mark.real
+def test_report_of_sglang_0_5_23_draws_the_setters_callers_and_delegations(tmp_path):
+    """SGLang 0.5.23 (the wheel): the runner's configure_aux_hidden_state_capture calls the entry
+    classes' setters, Kimi-K2.5's setter calls DeepSeek-V2's, and the picture is a neighbourhood
+    (tens of functions), not the whole program."""
+    from conftest import release_dir
+
+    out = tmp_path / "report"
+    result = CliRunner().invoke(main, ["report", str(release_dir("0.5.23")), "-o", str(out), "-q",
+                                       "--cache-dir", str(tmp_path / "c")])
+    assert result.exit_code == 0, result.output
+    names, edges, starts = _graph((out / "callgraph.dot").read_text())
+    setter = "set_eagle3_layers_to_capture"
+    configure = PREFIX + "model_executor.model_runner_components.attention_backend_setup.configure_aux_hidden_state_capture"
+    kimi = PREFIX + "models.kimi_k25.KimiK25ForConditionalGeneration." + setter
+    deepseek = PREFIX + "models.deepseek_v2.DeepseekV2ForCausalLM." + setter
+    assert {kimi, deepseek} <= starts
+    assert (kimi, deepseek) in edges
+    assert (configure, kimi) in edges and (configure, deepseek) in edges
+    assert 20 < len(names) < 200
+    if shutil.which("dot"):
+        assert (out / "callgraph.svg").read_text().lstrip().startswith("<?xml")
