@@ -161,6 +161,7 @@ def whole_call_graph(path: str | Path, cache: SummaryCache, jobs: int = 0,
         parsed = time.perf_counter()
     else:
         irs, counts = _compile_all(files, keys, datas, store, jobs, progress)
+        datas.clear()  # the sources are compiled: not held through the fixpoint
         parsed = time.perf_counter()
         if progress:
             progress(f"solving {len(irs)} modules")

@@ -68,7 +68,10 @@ def focused_call_graph(path: str | Path, cache: SummaryCache, words: Iterable[st
     if cached:
         nodes, edges, call_stats = answer
     else:
-        nodes, edges, call_stats = solve_tree([irs[i] for i in order], prefix, entry_seeds)
+        modules = [irs[i] for i in order]
+        irs.clear()
+        datas.clear()  # compiled: neither the sources nor the modules outlive the solve
+        nodes, edges, call_stats = solve_tree(modules, prefix, entry_seeds)
         store.store_value(key, (nodes, edges, call_stats))
 
     def short(name: str) -> str:
