@@ -98,6 +98,7 @@ class Solver(Attrs):
                 self.ns[(m.module, name)] = var + base
             base += m.nvars
         self.next_var = base
+        self.ints = list(range(base))
 
     # -- the propagation core -------------------------------------------------------------------
     def V(self, *parts: Any) -> Value:
@@ -297,8 +298,10 @@ class Solver(Attrs):
     def install(self, m: ModuleIR, base: int, sbase: int, cbase: int, ins: tuple[Any, ...]) -> None:  # noqa: C901
         op = ins[0]
 
-        def g(v: int) -> int:
-            return v + base if v >= 0 else -1
+        ints = self.ints
+
+        def g(v: int) -> int:  # one int object per variable, however many instructions name it
+            return ints[v + base] if v >= 0 else -1
         if op == "copy":
             self.edge(g(ins[2]), g(ins[1]))
         elif op == "func":
