@@ -6,6 +6,7 @@ are counted by cause, never guessed."""
 
 from __future__ import annotations
 
+import gc
 import os
 import time
 from collections import Counter
@@ -116,12 +117,22 @@ def _compile_all(files: list[SourceFile], keys: list[str], datas: list[bytes | N
 
 def solve_tree(irs: list[ModuleIR], prefix: str = "", entry_seeds: dict[str, str] | None = None,
                ) -> tuple[list[str], list[tuple[str, str, str]], dict[str, Any]]:
-    """(nodes, edges as (caller, callee, kind), call statistics) of compiled modules; ``prefix``:
+    """(nodes, edges as (caller, callee, kind), call statistics) of compiled modules (``irs`` is
+    emptied: the modules are the solver's from then on); ``prefix``:
     the package the scanned folder is, against which an absolute import is also tried;
     ``entry_seeds``: protocol method -> the module variable that names entry classes (a
     receiver of that method no class of the tree reaches is taken to be one of them)."""
     solver = Solver([ir for ir in irs if not ir.error], prefix, entry_seeds)
-    solver.solve()
+    irs.clear()  # the solver drops each module's instructions once installed: nothing else may hold them
+    # millions of small containers live until the end: the cyclic collector walking them again and
+    # again was a third of the fixpoint's time, and nothing it could free is garbage before the end
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        solver.solve()
+    finally:
+        if collecting:
+            gc.enable()
     nodes = sorted({s.name for s in solver.scopes})
     edges = sorted({(solver.scopes[u].name, solver.scopes[v].name, kind) for (u, v), kind in solver.edges.items()})
     status = Counter(solver.site_status(site) for site in solver.sites)
@@ -130,6 +141,7 @@ def solve_tree(irs: list[ModuleIR], prefix: str = "", entry_seeds: dict[str, str
              "calls_external": status.get("external", 0), "calls_unbound": sum(unbound.values()),
              "unbound_by_cause": unbound, "values_cut": solver.values_cut,
              "receivers_seeded_with_entry_classes": solver.entry_seeded}
+    solver.__dict__.clear()  # its closures hold it in cycles: freed now, not at the next collection
     return nodes, edges, stats
 
 
@@ -149,11 +161,12 @@ def whole_call_graph(path: str | Path, cache: SummaryCache, jobs: int = 0,
         parsed = time.perf_counter()
     else:
         irs, counts = _compile_all(files, keys, datas, store, jobs, progress)
+        datas.clear()  # the sources are compiled: not held through the fixpoint
         parsed = time.perf_counter()
         if progress:
             progress(f"solving {len(irs)} modules")
-        nodes, edges, call_stats = solve_tree(irs, prefix, entry_seeds)
         ir_errors = sum(1 for ir in irs if ir.error)
+        nodes, edges, call_stats = solve_tree(irs, prefix, entry_seeds)
         store.store_value(whole_key, (nodes, edges, call_stats, ir_errors))
         counts["answer_cached"] = 0
     del datas

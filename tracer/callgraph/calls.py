@@ -57,7 +57,13 @@ class Calls(Heap):
         self.bound_sites.add(site.id)
 
     def call_on(self, fn: int, site: Site) -> None:
-        self.on(fn, lambda vals: self.call_values(site, vals))
+        self.on(fn, ("", Calls.call_one, site))
+
+    def call_one(self, v: Value, site: Site) -> None:
+        key = (site.id, v)
+        if key not in self.memo:
+            self.memo.add(key)
+            self.call_value(site, v)
 
     def call_values(self, site: Site, vals: Iterable[Value]) -> None:
         for v in vals:

@@ -15,7 +15,7 @@ CONTAINER_METHODS = {"append", "add", "insert", "extend", "update", "setdefault"
 
 class Heap:
     # provided by the solver core
-    pts: dict[int, set[Value]]
+    pts: dict[int, Any]  # a 1-tuple or a set (solve.Solver.add)
     class_attrs: list[dict[str, int]]
     class_bases: list[tuple[int, ...]]
     class_names: list[str]
@@ -32,7 +32,7 @@ class Heap:
     def edge(self, src: int, dst: int) -> None:
         raise NotImplementedError
 
-    def on(self, var: int, fn: Callable[[Iterable[Value]], object]) -> None:
+    def on(self, var: int, fn: Any) -> None:
         raise NotImplementedError
 
     def each(self, var: int, fn: Callable[[Value], object], tag: str = "") -> None:
@@ -47,7 +47,7 @@ class Heap:
     def init_heap(self) -> None:
         self.slots: dict[tuple[Any, Any], int] = {}
         self.obj_keys: dict[Any, list[Any]] = {}
-        self.key_listeners: dict[Any, list[Callable[[Any], None]]] = {}
+        self.key_listeners: dict[Any, list[Any]] = {}  # container -> the containers copying its every key
         self.obj_len: dict[Any, int] = {}
         self.obj_kind: dict[Any, str] = {}
         self.fields: dict[tuple[Value, str], int] = {}
@@ -99,17 +99,32 @@ class Heap:
                 return k, var
         return None
 
-    def subscribe(self, cid: int, name: str, fn: Callable[[int, int], None], after: int = -1) -> None:
+    def subscribe(self, cid: int, name: str, fn: Any, after: int = -1) -> None:
         """fn(owner, var) for the class attribute ``name`` the MRO finds (again if a base resolves later)."""
-        entry = [name, after, fn, set()]
+        entry = [name, after, fn, None]  # delivered: None, one (owner, var), or a set of them
         self.subs.setdefault(cid, []).append(entry)
         self._deliver(cid, entry)
 
     def _deliver(self, cid: int, entry: list[Any]) -> None:
         found = self.lookup(cid, entry[0], entry[1])
-        if found is not None and found not in entry[3]:
-            entry[3].add(found)
-            entry[2](*found)
+        if found is None:
+            return
+        done = entry[3]
+        if done is None:
+            entry[3] = found
+        elif done.__class__ is tuple:
+            if done == found:
+                return
+            entry[3] = {done, found}
+        elif found in done:
+            return
+        else:
+            done.add(found)
+        fn = entry[2]
+        if fn.__class__ is tuple:  # (f, *args): f(self, owner, var, *args), plain data
+            fn[0](self, *found, *fn[1:])
+        else:
+            fn(*found)
 
     def base_changed(self, cid: int, base: int) -> None:
         """A base of ``cid`` became known: its MRO and its subclasses' change, lookups are redone."""
@@ -132,8 +147,8 @@ class Heap:
         if var is None:
             var = self.slots[(oid, key)] = self.new_var()
             self.obj_keys.setdefault(oid, []).append(key)
-            for fn in list(self.key_listeners.get(oid, ())):
-                fn(key)
+            for dst_oid in list(self.key_listeners.get(oid, ())):
+                self.edge(var, self.slot(dst_oid, key))
         return var
 
     def norm_key(self, oid: Any, key: Value) -> Any:
@@ -153,11 +168,12 @@ class Heap:
         self.edge(self.slot(oid, UNK), dst)
 
     def merge_obj(self, dst_oid: Any, src_oid: Any) -> None:
-        def copy_key(key: Any) -> None:
-            self.edge(self.slot(src_oid, key), self.slot(dst_oid, key))
-        self.key_listeners.setdefault(src_oid, []).append(copy_key)
+        listeners = self.key_listeners.setdefault(src_oid, [])
+        if dst_oid in listeners:
+            return
+        listeners.append(dst_oid)
         for key in list(self.obj_keys.get(src_oid, ())):
-            copy_key(key)
+            self.edge(self.slot(src_oid, key), self.slot(dst_oid, key))
         self.slot(src_oid, ALL)
 
     def new_obj(self, oid: Any, kind: str, length: int = -1) -> Value:

@@ -24,8 +24,9 @@ import builtins
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from tracer.callgraph.calls import DECORATOR_BUILTINS, PROGRAM_CALLABLE, Calls, Site
-from tracer.callgraph.heap import CONTAINER_METHODS, UNK, Value
+from tracer.callgraph.attrs import Attrs
+from tracer.callgraph.calls import DECORATOR_BUILTINS, PROGRAM_CALLABLE, Site
+from tracer.callgraph.heap import UNK, Value
 from tracer.callgraph.ir import ModuleIR, ScopeIR
 
 BUILTIN_NAMES = frozenset(dir(builtins))
@@ -33,9 +34,11 @@ MAX_ROUNDS = 40
 MAX_JOINED = 64  # strings a binop may make from known string parts
 MAX_KEYS = 16  # constants one variable may hold
 MAX_VALUES = 256  # values one variable may hold
+SMALL_SUCC = 8  # successors kept in a list before a set
+Watcher = Any  # Callable[[tuple[Value, ...]], object] | tuple (see Solver.on)
 
 
-class Solver(Calls):
+class Solver(Attrs):
     def __init__(self, modules: list[ModuleIR], prefix: str = "", entry_seeds: dict[str, str] | None = None):
         self.prefix = prefix
         self.entry_seeds = dict(entry_seeds or {})  # method name -> module variable naming entry classes
@@ -43,10 +46,10 @@ class Solver(Calls):
         self.entry_seeded = 0
         self.unbudgeted: set[int] = set()  # variables the value budget does not cut (seeded receivers)
         self.entry_rules: list[tuple[Callable[[], bool], Callable[[], None]]] = []
-        self.pts: dict[int, set[Value]] = {}
-        self.succ: dict[int, set[int]] = {}
-        self.watch: dict[int, list[Callable[[Iterable[Value]], object]]] = {}
-        self.pending: dict[int, set[Value]] = {}
+        self.pts: dict[int, Any] = {}  # var -> its values: a 1-tuple while one, then a set
+        self.succ: dict[int, Any] = {}  # var -> its successors: a list while few, then a set
+        self.watch: dict[int, list[Watcher]] = {}
+        self.pending: dict[int, list[Value]] = {}
         self.key_count: dict[int, int] = {}
         self.values_cut = 0
         self.queue: list[int] = []
@@ -55,9 +58,12 @@ class Solver(Calls):
         self.bound_sites: set[int] = set()
         self.external_sites: set[int] = set()
         self.instantiated: set[int] = set()
-        self.deferred: list[tuple[bool, Callable[[], bool], Callable[[], None]]] = []
+        # (late, condition, fire): condition a callable or a var that must stay empty; fire a callable
+        # or a tuple (f, *args) for f(self, *args)
+        self.deferred: list[tuple[bool, Any, Any]] = []
         self.init_heap()
         self.init_calls()
+        self.init_attrs()
         self.modules = {m.module for m in modules}
         self.packages = {".".join(m.module.split(".")[:i]) for m in modules for i in range(1, m.module.count(".") + 1)}
         self.ns: dict[tuple[str, str], int] = {}
@@ -92,6 +98,7 @@ class Solver(Calls):
                 self.ns[(m.module, name)] = var + base
             base += m.nvars
         self.next_var = base
+        self.ints = list(range(base))
 
     # -- the propagation core -------------------------------------------------------------------
     def V(self, *parts: Any) -> Value:
@@ -104,25 +111,31 @@ class Solver(Calls):
     def add(self, var: int, values: Iterable[Value]) -> None:
         if var < 0:
             return
-        have = self.pts.get(var)
-        if have is None:
-            have = self.pts[var] = set()
+        have = self.pts.get(var, ())
         new = [v for v in values if v not in have]
         if not new:
             return
+        if len(new) > 1:
+            new = list(dict.fromkeys(new))
         if (len(have) + len(new) > MAX_VALUES or any(v[0] == "k" for v in new)) and var not in self.unbudgeted:
             new = self.within_budget(var, have, new)
             if not new:
                 return
-        have.update(new)
+        # most variables hold one value: a 1-tuple is a fifth of a set's memory; a set from the second on
+        if not have and len(new) == 1:
+            self.pts[var] = (new[0],)
+        elif have.__class__ is tuple:
+            self.pts[var] = {*have, *new}
+        else:
+            have.update(new)  # type: ignore[union-attr]
         pending = self.pending.get(var)
         if pending is None:
-            self.pending[var] = set(new)
+            self.pending[var] = new  # values new to var are new to its pending list too: a list will do
             self.queue.append(var)
         else:
-            pending.update(new)
+            pending.extend(new)
 
-    def within_budget(self, var: int, have: set[Value], new: list[Value]) -> list[Value]:
+    def within_budget(self, var: int, have: Any, new: list[Value]) -> list[Value]:
         """What of ``new`` a variable may still take: at most MAX_KEYS constants (a key or a name
         that many ways is no lookup anyone can follow) and MAX_VALUES values in all. What is cut is
         counted (``stats.values_cut``): it is a bound on the fixpoint's cost, paid in recall."""
@@ -146,34 +159,52 @@ class Solver(Calls):
             return
         succ = self.succ.get(src)
         if succ is None:
-            succ = self.succ[src] = set()
-        if dst in succ:
+            self.succ[src] = [dst]  # most variables flow into one or two others: a list is a quarter of a set
+        elif dst in succ:
             return
-        succ.add(dst)
+        elif succ.__class__ is list and len(succ) < SMALL_SUCC:
+            succ.append(dst)
+        else:
+            if succ.__class__ is list:
+                succ = self.succ[src] = set(succ)
+            succ.add(dst)
         have = self.pts.get(src)
         if have:
             self.add(dst, tuple(have))
 
-    def on(self, var: int, fn: Callable[[Iterable[Value]], object]) -> None:
+    def on(self, var: int, fn: Watcher) -> None:
+        """fn(values) for the values of ``var``, now and as they arrive. A watcher is a callable, or
+        a tuple ``(tag, f)`` (f(v) for each value of kind ``tag``, "" any) or ``(tag, f, *args)``
+        (f(self, v, *args)): plain data where a closure per instruction was most of the memory."""
         if var < 0:
             return
         self.watch.setdefault(var, []).append(fn)
         have = self.pts.get(var)
         if have:
-            fn(tuple(have))
+            self.fire(fn, tuple(have))
+
+    def fire(self, fn: Watcher, vals: tuple[Value, ...]) -> None:
+        if fn.__class__ is not tuple:
+            fn(vals)  # type: ignore[operator]
+            return
+        tag, f = fn[0], fn[1]
+        if tag:
+            vals = tuple(v for v in vals if v[0] == tag and (tag != "k" or v[1] == "str"))
+        if len(fn) == 2:
+            for v in vals:
+                f(v)
+        else:
+            args = fn[2:]
+            for v in vals:
+                f(self, v, *args)
 
     def each(self, var: int, fn: Callable[[Value], object], tag: str = "") -> None:
-        """fn(value) for every value of ``var`` (of kind ``tag`` when given), now and later."""
-        if tag == "k":
-            self.on(var, lambda vals: [fn(v) for v in vals if v[0] == "k" and v[1] == "str"])
-        elif tag:
-            self.on(var, lambda vals: [fn(v) for v in vals if v[0] == tag])
-        else:
-            self.on(var, lambda vals: [fn(v) for v in vals])
+        """fn(value) for every value of ``var`` (of kind ``tag`` when given; "k": string constants), now and later."""
+        self.on(var, (tag, fn))
 
-    def when_empty(self, var: int, fn: Callable[[], None], late: bool = False) -> None:
+    def when_empty(self, var: int, fn: Any, late: bool = False) -> None:
         """fn() once the fixpoint leaves ``var`` empty (``late``: only when no early rule fires)."""
-        self.deferred.append((late, lambda: not self.pts.get(var), fn))
+        self.deferred.append((late, var, fn))  # a var: the rule holds while it is empty
 
     def run(self) -> None:
         queue, pending, succ, watch = self.queue, self.pending, self.succ, self.watch
@@ -183,7 +214,10 @@ class Solver(Calls):
             for dst in tuple(succ.get(var, ())):
                 self.add(dst, delta)
             for fn in tuple(watch.get(var, ())):
-                fn(delta)
+                if fn.__class__ is tuple:
+                    self.fire(fn, delta)
+                else:
+                    fn(delta)
 
     # -- names across modules -------------------------------------------------------------------
     def export(self, module: str, name: str, depth: int = 0) -> int:
@@ -217,7 +251,9 @@ class Solver(Calls):
             for instr in m.instrs:
                 if instr[0] == "star":
                     self.stars.setdefault(m.module, []).append(instr[1])
-        for m, (base, sbase, cbase) in zip(self.irs, self.offsets):
+        modules, self.irs = self.irs, []
+        for at, (base, sbase, cbase) in enumerate(self.offsets):
+            m, modules[at] = modules[at], None  # type: ignore[call-overload]  # installed: freed as we go
             for i, s in enumerate(m.scopes):
                 for p in s.params:
                     if p.kind in ("star", "dstar"):
@@ -236,8 +272,12 @@ class Solver(Calls):
                 for rule in rules:  # conditions only turn false as values arrive: a rule is checked once
                     if rule[0] != late:
                         self.deferred.append(rule)
-                    elif rule[1]():
-                        rule[2]()
+                    elif (not self.pts.get(rule[1])) if rule[1].__class__ is int else rule[1]():
+                        fire = rule[2]
+                        if fire.__class__ is tuple:
+                            fire[0](self, *fire[1:])
+                        else:
+                            fire()
                 if late and not self.queue and not seeded:
                     self.seed_self()
                     seeded = True
@@ -258,8 +298,10 @@ class Solver(Calls):
     def install(self, m: ModuleIR, base: int, sbase: int, cbase: int, ins: tuple[Any, ...]) -> None:  # noqa: C901
         op = ins[0]
 
-        def g(v: int) -> int:
-            return v + base if v >= 0 else -1
+        ints = self.ints
+
+        def g(v: int) -> int:  # one int object per variable, however many instructions name it
+            return ints[v + base] if v >= 0 else -1
         if op == "copy":
             self.edge(g(ins[2]), g(ins[1]))
         elif op == "func":
@@ -290,10 +332,10 @@ class Solver(Calls):
             self.setattr_instr(g(ins[1]), ins[2], g(ins[3]), sbase + ins[4], ins[5])
         elif op == "item":
             dst, obj, key = g(ins[1]), g(ins[2]), g(ins[3])
-            self.each(obj, lambda v: self.item_value(v, key, dst))
+            self.on(obj, ("", Solver.item_value, key, dst))
         elif op == "setitem":
             obj, key, src = g(ins[1]), g(ins[2]), g(ins[3])
-            self.each(obj, lambda v: self.keyed(key, lambda k, o=v[1]: self.write(o, k, src)), "o")
+            self.on(obj, ("o", Solver.setitem_value, key, src))
         elif op == "alloc":
             self.add(g(ins[1]), (self.new_obj(g(ins[1]), ins[2], ins[3]),))
         elif op == "merge":
@@ -332,9 +374,9 @@ class Solver(Calls):
             site = self.site(-1, (), sbase + ins[2], ins[3], "constructor")
             self.each(g(ins[1]), lambda v: self.construct(site, v[1]), "c")
         elif op == "instance":
-            dst = g(ins[1])
-            self.on(g(ins[2]), lambda vals: self.add(dst, [self.V("i", v[1]) for v in vals if v[0] == "c"]))
-            self.each(g(ins[2]), lambda v: self.edge(self.elements(g(ins[2]), -1), g(ins[2])), "o")
+            dst, src = g(ins[1]), g(ins[2])
+            self.on(src, ("c", Solver.instance_of, dst))
+            self.on(src, ("o", Solver.instance_elements, src))
         elif op == "binop":
             self.binop(g(ins[1]), g(ins[2]), g(ins[3]))
 
@@ -357,6 +399,25 @@ class Solver(Calls):
         self.on(a, combine)
         self.on(b, combine)
 
+    def setitem_value(self, v: Value, key: int, src: int) -> None:
+        oid = v[1]
+        if key < 0:
+            self.write(oid, None, src)
+            return
+        self.on(key, ("", Solver.write_key, oid, src))
+        self.when_empty(key, (Solver.write, oid, None, src))
+
+    def write_key(self, k: Value, oid: Any, src: int) -> None:
+        self.write(oid, k if k[0] == "k" else None, src)
+
+    def instance_of(self, v: Value, dst: int) -> None:
+        """``except E as e``: e is an instance of each class E holds."""
+        self.add(dst, (self.V("i", v[1]),))
+
+    def instance_elements(self, v: Value, src: int) -> None:
+        """``except (A, B) as e``: the classes of the tuple count as E's."""
+        self.edge(self.elements(src, -1), src)
+
     def item_value(self, v: Value, key: int, dst: int) -> None:
         if v[0] == "o":
             self.keyed(key, lambda k: self.read(v[1], k, dst))
@@ -372,7 +433,7 @@ class Solver(Calls):
         self.when_empty(dst, lambda: self.edge(fn, dst), late=True)
 
     def attr_instr(self, dst: int, obj: int, name: str, caller: int, line: int) -> None:
-        self.each(obj, lambda v: self.attr_value(v, name, dst, caller, line))
+        self.on(obj, ("", Attrs.attr_value, name, dst, caller, line))
         if name in self.entry_seeds:
             self.unbudgeted.update((obj, dst))  # every entry class may be the receiver: none is cut
             # a protocol's method read off a receiver no class of the tree reaches (the runner's
@@ -396,66 +457,6 @@ class Solver(Calls):
                     self.on(self.elements(var, -1), classes)
         self.entry_seeded += 1
         self.edge(found, obj)
-
-    def attr_value(self, v: Value, name: str, dst: int, caller: int, line: int) -> None:  # noqa: C901
-        t = v[0]
-        if t == "i":
-            cid = v[1]
-            if name == "__class__":
-                self.add(dst, (self.V("c", cid),))
-                return
-            self.edge(self.field(v, name), dst)
-            getter = self.getter_call(v, dst, caller, line)
-            self.subscribe(cid, name, lambda owner, var: self.on(var, lambda vals: self.add(
-                dst, self.bound_values(vals, v, cid, True, getter))))
-        elif t == "c":
-            cid = v[1]
-            self.subscribe(cid, name, lambda owner, var: self.on(var, lambda vals: self.add(
-                dst, self.bound_values(vals, v, cid, False, None))))
-        elif t == "s":
-            recv = v[2]
-            cid = recv[1]
-            getter = self.getter_call(recv, dst, caller, line)
-            self.subscribe(cid, name, lambda owner, var: self.on(var, lambda vals: self.add(
-                dst, self.bound_values(vals, recv, cid, recv[0] == "i", getter))), after=v[1])
-        elif t == "m":
-            self.module_attr(v[1], name, dst)
-        elif t == "x":
-            # something outside the tree: its attributes are outside too, and the imported name is
-            # all that is kept (torch.nn.Module is torch.nn's); dotted names grown from every external
-            # value a variable holds were millions of values on sglang/srt and nothing used them
-            self.add(dst, (v,))
-        elif t == "o" and name in CONTAINER_METHODS:
-            self.add(dst, (self.V("bm", name, v),))
-        elif t == "p" and name in ("setter", "getter", "deleter"):
-            self.add(dst, (self.V("bm", name, v),))
-
-    def getter_call(self, recv: Value, dst: int, caller: int, line: int) -> Callable[[int], None]:
-        def run_getter(uid: int) -> None:
-            site = self.site(dst, (), caller, line, "implicit")
-            self.invoke(site, uid, recv)
-        return run_getter
-
-    def setattr_instr(self, obj: int, name: str, src: int, caller: int, line: int) -> None:
-        self.each(obj, lambda v: self.setattr_value(v, name, src, caller, line))
-
-    def setattr_value(self, v: Value, name: str, src: int, caller: int, line: int) -> None:
-        t = v[0]
-        if t == "i":
-            cid = v[1]
-            self.edge(src, self.field(v, name))
-
-            def setter(owner: int, var: int) -> None:
-                site = self.site(-1, ((src, False),), caller, line, "implicit")
-                self.each(var, lambda p: self.invoke(site, p[2], v) if p[2] >= 0 else None, "p")
-            self.subscribe(cid, name, setter)
-        elif t == "c":
-            self.edge(src, self.class_attr_var(v[1], name))
-        elif t == "m" and v[1] in self.modules:
-            var = self.ns.get((v[1], name))
-            if var is None:
-                var = self.ns[(v[1], name)] = self.new_var()
-            self.edge(src, var)
 
     # -- rules that need "nothing else was found" ----------------------------------------------
     def seed_self(self) -> None:

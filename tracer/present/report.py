@@ -10,7 +10,7 @@ Layout of DIR::
     models/<entry>.html     one page per entry class: chain pictures, findings, call sites
     chains/<entry>.<protocol>.dot|svg   each chain picture
     source/<file>.html      the scanned files that hops and findings point at, every line an anchor
-    callgraph.dot|svg       the protocol graph, clustered by module
+    callgraph.dot|svg       the value-flow call graph around the capture setters (else the protocol graph)
     report.css, report.js
     .tracer-report          the manifest: what this report wrote (the next run removes only these)
 
@@ -34,6 +34,7 @@ from tracer import __version__
 from tracer.index.source import read_regular_bytes
 from tracer.model.errors import UsageError
 from tracer.model.results import CallSite, ModelResult, ScanResult
+from tracer.present import callgraph_view
 from tracer.present import render as rendering
 from tracer.present.files import write_text_file
 from tracer.present.graphs import findings_of, page_name, protocol_graph
@@ -111,11 +112,13 @@ def _folder(path: Path) -> Path:
 
 
 def build_report(scan: ScanResult, out_dir: Path, source_root: Path | None = None, jobs: int | None = None,  # type: ignore[type-arg]
-                 protocol_order: Sequence[str] = ()) -> dict:
+                 protocol_order: Sequence[str] = (), call_graph: Any = None, call_graph_note: str = "") -> dict:
     """Write the HTML report and pictures for ``scan`` into ``out_dir``.
 
     ``source_root`` is where the scanned files are read for excerpts (None: no
-    excerpts).  Returns {"pages", "index", "pictures", "graphviz", "callgraph", "seconds", "message"}.
+    excerpts). ``call_graph`` (a networkx DiGraph of the value-flow call graph, e.g. the
+    capture setters' neighbourhood) is what callgraph.svg draws; None: the protocol graph,
+    and ``call_graph_note`` says why.  Returns {"pages", "index", "pictures", "graphviz", "callgraph", "seconds", "message"}.
     """
     started = time.perf_counter()
     out_dir = Path(out_dir)
@@ -146,9 +149,18 @@ def build_report(scan: ScanResult, out_dir: Path, source_root: Path | None = Non
 
     def draw_callgraph():
         try:
-            callgraph.update(rendering.render(rendering.protocol_graph_dot(protocol_graph(scan, "models/{page}")),
-                                              "svg" if graphviz else "dot",
+            if call_graph is not None:
+                dot = callgraph_view.call_graph_dot(call_graph)
+                caption = (f"The value-flow call graph (<code>tracer graph --all</code>) around the capture setters: "
+                           f"{len(call_graph)} functions, {call_graph.number_of_edges()} calls, each setter with "
+                           f"what calls it and what it calls (highlighted: the setters)")
+            else:
+                dot = rendering.protocol_graph_dot(protocol_graph(scan, "models/{page}"))
+                caption = ("The whole protocol subgraph (every traced chain and the runner call sites), "
+                           "clustered by module" + (f" ({_e(call_graph_note)})" if call_graph_note else ""))
+            callgraph.update(rendering.render(dot, "svg" if graphviz else "dot",
                                               out_dir / ("callgraph.svg" if graphviz else "callgraph.dot")))
+            callgraph["caption"] = caption
         except Exception as error:  # a picture must never cost the report
             callgraph.update({"picture": None, "message": f"call graph failed: {error}"})
 

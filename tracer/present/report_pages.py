@@ -249,8 +249,10 @@ def index_main(scan: ScanResult, entries: Mapping[str, Mapping[str, ModelResult]
         '<a href="callgraph.svg">callgraph.svg</a> · ' if callgraph.get("picture") else ""
     )
     parts.append(
-        "<h2 id=\"callgraph\">Call graph</h2><p>The whole protocol subgraph (every traced chain and the runner call sites), "
-        f'clustered by module: {picture}<a href="callgraph.dot">callgraph.dot</a>.'
+        "<h2 id=\"callgraph\">Call graph</h2><p>"
+        + str(callgraph.get("caption") or "The whole protocol subgraph (every traced chain and the runner call sites), "
+              "clustered by module")
+        + f': {picture}<a href="callgraph.dot">callgraph.dot</a>.'
         f' {_e(callgraph.get("message") or "")}</p>'
     )
     errors = scan.input_errors

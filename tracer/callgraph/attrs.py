@@ -1,0 +1,119 @@
+"""Attribute reads and writes (``obj.name``, ``obj.name = x``): a mixin of the solver.
+
+A read of ``name`` off an instance, a class or a ``super()`` object is resolved once per
+(value, name), into one shared variable every reading site is linked to: on sglang/srt
+the same ``self.config`` is read thousands of times, and a subscription (two closures
+and a property-getter closure) per read was a million closures, most of the memory
+the fixpoint took. A property found for a shared read runs once, with the shared
+variable as its result; every site reading it gets its own ``implicit`` edge.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tracer.callgraph.calls import Calls
+from tracer.callgraph.heap import CONTAINER_METHODS, Value
+
+
+class Attrs(Calls):
+    entry_seeds: dict[str, str]
+    unbudgeted: set[int]
+    modules: set[str]
+    ns: dict[tuple[str, str], int]
+
+    def init_attrs(self) -> None:
+        self.attr_vars: dict[tuple[Value, str], int] = {}  # (receiver value, name) -> the shared read
+        self.attr_readers: dict[int, list[int]] = {}  # shared read -> the scopes reading it
+        self.attr_getters: dict[int, list[int]] = {}  # shared read -> the property getters it ran
+
+    def attr_value(self, v: Value, name: str, dst: int, caller: int, line: int) -> None:
+        t = v[0]
+        if t in ("i", "c", "s"):
+            if t == "i" and name == "__class__":
+                self.add(dst, (self.V("c", v[1]),))
+                return
+            shared = self.attr_vars.get((v, name))
+            if shared is None:
+                shared = self.shared_attr(v, name, caller)
+            elif t != "c":
+                readers = self.attr_readers[shared]
+                if readers[-1] != caller:
+                    readers.append(caller)
+                    for uid in self.attr_getters.get(shared, ()):
+                        self.add_edge(self.site(-1, (), caller, line, "implicit"), uid)
+            self.edge(shared, dst)
+        elif t == "m":
+            self.module_attr(v[1], name, dst)
+        elif t == "x":
+            # something outside the tree: its attributes are outside too, and the imported name is
+            # all that is kept (torch.nn.Module is torch.nn's); dotted names grown from every external
+            # value a variable holds were millions of values on sglang/srt and nothing used them
+            self.add(dst, (v,))
+        elif t == "o" and name in CONTAINER_METHODS:
+            self.add(dst, (self.V("bm", name, v),))
+        elif t == "p" and name in ("setter", "getter", "deleter"):
+            self.add(dst, (self.V("bm", name, v),))
+
+    def shared_attr(self, v: Value, name: str, caller: int) -> int:
+        """The new variable of ``v.name`` for every site reading it (``caller``: the first): the
+        instance's field, the class attribute the MRO finds (bound to ``v``), what a property
+        getter returns."""
+        var = self.attr_vars[(v, name)] = self.new_var()
+        self.attr_readers[var] = [caller]  # before the lookup: a getter found at once has its first reader
+        if name in self.entry_seeds:
+            self.unbudgeted.add(var)
+        t = v[0]
+        if t == "i":
+            self.edge(self.field(v, name), var)
+            recv, on_instance, after = v, True, -1
+        elif t == "c":
+            recv, on_instance, after = v, False, -1
+        else:  # super(): the MRO of the receiver's class, after the class super() names
+            recv, on_instance, after = v[2], v[2][0] == "i", v[1]
+        self.subscribe(recv[1], name, (Attrs.attr_found, var, recv, on_instance), after=after)
+        return var
+
+    def attr_found(self, owner: int, found: int, var: int, recv: Value, on_instance: bool) -> None:
+        """The MRO found the class attribute (in ``owner``, values in ``found``) a shared read is of."""
+        self.on(found, ("", Attrs.bind_into, var, recv, on_instance))
+
+    def bind_into(self, v: Value, var: int, recv: Value, on_instance: bool) -> None:
+        getter = self.getter(var, recv) if on_instance and v[0] == "p" else None
+        self.add(var, self.bound_values((v,), recv, recv[1], on_instance, getter))
+
+    def getter(self, shared: int, recv: Value) -> Any:
+        def run_getter(uid: int) -> None:
+            getters = self.attr_getters.setdefault(shared, [])
+            if uid in getters:
+                return
+            getters.append(uid)
+            for i, caller in enumerate(dict.fromkeys(self.attr_readers[shared])):
+                site = self.site(shared, (), caller, 0, "implicit")
+                if i == 0:
+                    self.invoke(site, uid, recv)  # the getter runs once: its result is the shared read's
+                else:
+                    self.add_edge(site, uid)
+        return run_getter
+
+    def setattr_instr(self, obj: int, name: str, src: int, caller: int, line: int) -> None:
+        self.on(obj, ("", Attrs.setattr_value, name, src, caller, line))
+
+    def setattr_value(self, v: Value, name: str, src: int, caller: int, line: int) -> None:
+        t = v[0]
+        if t == "i":
+            cid = v[1]
+            self.edge(src, self.field(v, name))
+
+            def setter(owner: int, var: int) -> None:
+                site = self.site(-1, ((src, False),), caller, line, "implicit")
+                self.each(var, lambda p: self.invoke(site, p[2], v) if p[2] >= 0 else None, "p")
+            self.subscribe(cid, name, setter)
+        elif t == "c":
+            self.edge(src, self.class_attr_var(v[1], name))
+        elif t == "m" and v[1] in self.modules:
+            var = self.ns.get((v[1], name))
+            if var is None:
+                var = self.ns[(v[1], name)] = self.new_var()
+            self.edge(src, var)
+
