@@ -585,3 +585,27 @@ def test_real_scan_sarif_validates(sglang_release, tmp_path, lint_cache):
     assert out.exit_code == 0
     document = _validate_sarif(out.stdout)
     assert {r["ruleId"] for r in document["runs"][0]["results"]} >= {"ids-dropped", "call-order"}
+
+
+def test_lint_follows_a_change_in_a_module_the_chain_only_resolved_a_name_through(ok_repo, tmp_path):
+    """Kimi-K2.5 imports its text model through a re-export module: no hop of its chain and no
+    class of its MRO is there, but the chain read it. Pointing the re-export at a class without
+    the setter must re-trace Kimi's chain (the recorded reads), as a --full lint does."""
+    (ok_repo / "sglang/srt/models/kimi_text.py").write_text(
+        '"""Re-export of the text model (tracer test)."""\n\n'
+        "from sglang.srt.models.deepseek_v2 import DeepseekV3ForCausalLM  # noqa: F401\n")
+    edit_line(ok_repo / KIMI, "from sglang.srt.models.deepseek_v2 import DeepseekV3ForCausalLM",
+              "from sglang.srt.models.kimi_text import DeepseekV3ForCausalLM")
+    git(ok_repo, "add", "-A")
+    git(ok_repo, "commit", "-q", "-m", "re-export")
+    cache = tmp_path / "cache"
+    clean = lint(ok_repo, None, LintConfig(), options(cache, ["sglang-eagle3"]))
+    assert clean["findings"] == []
+    (ok_repo / "sglang/srt/models/kimi_text.py").write_text(
+        '"""Re-export of the text model (tracer test)."""\n\nfrom torch import nn\n\n\n'
+        "class DeepseekV3ForCausalLM(nn.Module):\n    def forward(self, input_ids):\n        return input_ids\n")
+    result = lint(ok_repo, None, LintConfig(), options(cache, ["sglang-eagle3"]))
+    assert KIMI_ENTRY in result["affected"]["sglang-eagle3"]
+    full = lint(ok_repo, None, LintConfig(), options(cache, ["sglang-eagle3"]), full=True)
+    assert [f for f in full["findings"] if KIMI_ENTRY in f["entries"]]  # the break is real
+    assert brief(full["findings"]) == brief(result["findings"])

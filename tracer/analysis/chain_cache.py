@@ -60,6 +60,7 @@ class ChainMemo:
         self.stored: dict[str, Any] = stored if isinstance(stored, dict) else {}
         self.fresh: dict[str, Any] = {}
         self._digests: dict[str, str] = {}
+        self.reads: dict[str, tuple[str, ...]] = {}  # name -> what its result was computed from
         self.reused = 0
         self.traced = 0
 
@@ -86,23 +87,37 @@ class ChainMemo:
     def _unchanged(self, deps: object) -> bool:
         return isinstance(deps, dict) and all(isinstance(v, str) and self._digest(m) == v for m, v in deps.items())
 
+    def modules_read(self, name: str) -> tuple[str, ...]:
+        """The modules the result for ``name`` depends on (a fact counts as its module's)."""
+        found = set()
+        for read in self.reads.get(name, ()):
+            fact = parse_fact(read)
+            found.add(fact[1] if fact is not None and len(fact) > 2 else read)
+        return tuple(sorted(found))
+
     def get(self, name: str, make: Callable[[], T]) -> T:
-        """The stored result for ``name`` if every module it read is unchanged, else ``make()``."""
+        """The stored result for ``name`` if every module it read is unchanged, else ``make()``
+        (what it read is kept in ``reads`` either way: lint's dependencies)."""
         if self.key is None:
-            return make()
+            with self.project.reads.record() as modules:
+                value = make()
+            self.reads[name] = tuple(modules)
+            return value
         entry = self.stored.get(name)
         if isinstance(entry, dict) and self._unchanged(entry.get("deps")):
             try:
-                value = from_plain(entry["value"], _RESULT_TYPES)
+                stored: Any = from_plain(entry["value"], _RESULT_TYPES)
             except Exception:  # not an entry of ours
-                value = None
-            if value is not None:
+                stored = None
+            if stored is not None:
                 self.fresh[name] = entry
                 self.reused += 1
                 self.project.reads.touch_all(entry["deps"])
-                return value
+                self.reads[name] = tuple(entry["deps"])
+                return stored  # type: ignore[no-any-return]
         with self.project.reads.record() as modules:
             value = make()
+        self.reads[name] = tuple(modules)
         self.fresh[name] = {"deps": {m: self._digest(m) for m in sorted(modules)}, "value": to_plain(value)}
         self.traced += 1
         return value

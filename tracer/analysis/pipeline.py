@@ -45,6 +45,7 @@ class ScanContext:
     project: Project
     resolver: Resolver
     result: ScanResult
+    reads: Mapping[str, tuple[str, ...]] = dataclasses.field(default_factory=dict)  # "protocol|entry" -> modules
 
 
 @dataclass(frozen=True)
@@ -52,6 +53,8 @@ class Analysis:
     models: tuple[ModelResult, ...]
     call_sites: tuple[CallSite, ...]
     findings: tuple[Finding, ...]
+    # "protocol|entry" -> the modules its chain read (lint's dependencies: the chain memo's record)
+    reads: Mapping[str, tuple[str, ...]] = dataclasses.field(default_factory=dict)
 
 
 def chosen_protocols(layout: Layout, packs: Sequence[Protocol]) -> list[Protocol]:
@@ -76,6 +79,7 @@ def analyse(resolver: Resolver, protocols: Sequence[Protocol], entries: Mapping[
     stand for them where a finding depends on how often the runner calls the setter.
     ``memo``: earlier runs' chain results, reused where no module they read changed."""
     memo = memo or ChainMemo(resolver.project, None)
+    reads: dict[str, tuple[str, ...]] = {}
     models: list[ModelResult] = []
     findings: list[Finding] = []
     call_sites: list[CallSite] = []
@@ -94,7 +98,9 @@ def analyse(resolver: Resolver, protocols: Sequence[Protocol], entries: Mapping[
             def trace() -> ModelResult:
                 resolver.project.reads.touch_all(setup)
                 return with_branch_findings(branches, with_alternatives(tracer, tracer.trace(ref), registered, bindings))
-            return memo.get(name, trace)
+            model = memo.get(name, trace)
+            reads[f"{proto.name}|{model.entry}"] = memo.modules_read(name)
+            return model
         traced = [traced_chain(ref) for ref in entries.get(proto.name, ())]
         if runner:
             candidates = runner_candidates(resolver.project, proto)
@@ -116,7 +122,7 @@ def analyse(resolver: Resolver, protocols: Sequence[Protocol], entries: Mapping[
             models.append(model)
             findings.extend(model.findings)
     memo.save()
-    analysis = Analysis(tuple(models), tuple(call_sites), tuple(deduplicate(findings)))
+    analysis = Analysis(tuple(models), tuple(call_sites), tuple(deduplicate(findings)), reads)
     return with_probes(analysis, probe_shadowed(Sources(resolver.project, resolver), protocols, analysis.models))
 
 
@@ -165,7 +171,7 @@ def scan(path: str | Path, protocols: Sequence[Protocol], cache_dir: str | Path 
                         chains_traced=memo.traced, chains_reused=memo.reused),
         absent_protocols=tuple(absent), tool_version=__version__,
     )
-    return ScanContext(layout, tuple(applied), project, resolver, result)
+    return ScanContext(layout, tuple(applied), project, resolver, result, analysis.reads)
 
 
 def with_alternatives(tracer: ChainTracer, model: ModelResult, registered: str,

@@ -22,6 +22,7 @@ from tracer.lint.records import (
     in_scope,
     lint_cache_dir,
     mentions_word,
+    read_paths,
     scan_with_dependencies,
 )
 from tracer.lint.retrace import retrace
@@ -166,8 +167,9 @@ def _merge_record(root: Path, parent: dict, head: dict, keep: dict, changed: lis
     for entry, paths in keep["registered"].items():
         registered_by.setdefault(entry, set()).update(paths)
     for model in head["models"]:
+        key = f"{model['protocol']}|{model['entry']}"
         files = set(_model_files(project, resolver, model)) | registered_by.get(model["entry"], set())
-        deps[f"{model['protocol']}|{model['entry']}"] = sorted(files)
+        deps[key] = sorted(files | set(read_paths(project, keep.get("reads", {}).get(key, ()))))
     module_of = {f.path: f.module for f in project.files}
     mentions = {}
     for proto in keep["protocols"]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -48,7 +49,7 @@ def within(path: Path, folder: Path) -> bool:
     return is_within(path, folder)
 
 
-RECORD_VERSION = "4"
+RECORD_VERSION = "5"  # 5: deps include every module a chain read (the chain memo)
 MAX_RECORD_BYTES = 256 * 1024 * 1024  # a lint record or result bigger than this is not ours
 
 
@@ -96,9 +97,10 @@ def scan_with_dependencies(path: Path, options: Options) -> dict:
     registered = _registrations(project, resolver, context.protocols)
     deps = {}
     for model in data["models"]:
-        files = set(_model_files(project, resolver, model))
+        key = f"{model['protocol']}|{model['entry']}"
+        files = set(_model_files(project, resolver, model)) | set(read_paths(project, context.reads.get(key, ())))
         files.update(registered.get(model["entry"], ()))
-        deps[f"{model['protocol']}|{model['entry']}"] = sorted(files)
+        deps[key] = sorted(files)
     apply_to_json(data, path, _traced_paths(data))
     add_fingerprints(data["findings"] + data["suppressed"], path)
     return {
@@ -145,6 +147,11 @@ def split_qualname(project: Project, qualname: str) -> ClassRef | None:
             rest = parts[cut:]
             return ClassRef(module, ".".join(rest[:1])) if rest else None
     return None
+
+
+def read_paths(project: Project, modules: Sequence[str]) -> list[str]:
+    """The files of the modules a chain read (the chain memo's record of its trace)."""
+    return [project.by_module[m].path for m in modules if m in project.by_module]
 
 
 def _model_files(project, resolver, model: dict):

@@ -135,7 +135,7 @@ def retrace(root: Path, record: dict, touched: list[str], options: Options,
         affected[proto.name] = {m["entry"] for m in record["scan"]["models"] if m["protocol"] == proto.name}
     if keep is not None:
         keep.update(project=project, resolver=resolver, registered=registered, unregistered=unregistered,
-                    dropped=[p.name for p in dropped], protocols=chosen)
+                    dropped=[p.name for p in dropped], protocols=chosen, reads=analysis.reads)
     findings = deduplicate(list(analysis.findings)) + [input_error_finding(p) for p in problems]
     return {"models": [model_to_json(m) for m in analysis.models],
             "call_sites": [call_site_to_json(s) for s in analysis.call_sites],
