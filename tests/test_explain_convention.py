@@ -76,6 +76,20 @@ def test_an_unknown_framework_is_a_one_line_usage_error(llama_configs):
     assert "--draft-framework nosuch: no protocol pack describes that framework" in run.stderr
 
 
+def test_scan_with_the_configs_takes_the_draft_framework_too(llama_configs):
+    """`scan --target-config/--draft-config --draft-framework` reports what explain does."""
+    target, draft = llama_configs
+    run = subprocess.run([sys.executable, "-m", "tracer", "scan", str(EXAMPLE), "--target-config", str(target),
+                          "--draft-config", str(draft), "--draft-framework", "sglang", "--no-cache",
+                          "--format", "json"], capture_output=True, text=True)
+    assert run.returncode == 1, run.stderr
+    found = [f for f in json.loads(run.stdout)["findings"] if f["slug"] == "convention-mismatch"]
+    assert [(f["file"], f["line"]) for f in found] == [("vllm/model_executor/models/interfaces.py", 8)]
+    alone = subprocess.run([sys.executable, "-m", "tracer", "scan", str(EXAMPLE), "--draft-framework", "sglang"],
+                           capture_output=True, text=True)
+    assert alone.returncode == 2 and "--draft-framework needs --target-config" in alone.stderr
+
+
 @pytest.mark.real
 def test_minimax_m2_draft_trained_on_sglang_served_by_vllm_0_33(tmp_path):
     """MiniMax-M2's shape (62 layers, hidden 3072) and a draft whose ids [2, 31, 59] were

@@ -39,15 +39,21 @@ def exit_code(result: ScanResult, fail_on: str) -> int:
 @color_option
 @click.option("--target-config", type=click.Path(exists=True), help="Target model config.json (or its folder): compute effective layers.")
 @click.option("--draft-config", type=click.Path(exists=True), help="Draft config.json (or its folder).")
+@click.option("--draft-framework", default=None, metavar="NAME",
+              help="With the configs: the framework whose capture convention the draft's ids were trained in "
+                   "(as explain --draft-framework).")
 @click.option("-o", "--output", "out_file", type=click.Path(dir_okay=False), help="Write to a file instead of standard output.")
 def scan_command(packs: PackOptions, rules: RuleOptions, path: str, fmt: str, fail_on: str | None, statistics: bool,
                  show_chains: bool, show_missing: bool, no_chains: bool, quiet: bool, color: str,
-                 target_config: str | None, draft_config: str | None, out_file: str | None) -> None:
+                 target_config: str | None, draft_config: str | None, draft_framework: str | None,
+                 out_file: str | None) -> None:
     """Trace every entry class's capture chain in PATH (an unpacked wheel, a
     checkout holding python/sglang, or the sglang/srt folder): the findings, the
     models that need attention, a summary. Exit 1 on findings at --fail-on or above."""
     if bool(target_config) != bool(draft_config):
         raise UsageError("--target-config and --draft-config go together")
+    if draft_framework and not target_config:
+        raise UsageError("--draft-framework needs --target-config and --draft-config")
     if statistics and fmt != "text":
         raise UsageError("--statistics goes with --format text")
     settings = rules.settings(path, packs, fail_on)
@@ -58,7 +64,8 @@ def scan_command(packs: PackOptions, rules: RuleOptions, path: str, fmt: str, fa
         if target_config and draft_config:
             from tracer.effective.annotate import annotate_scan
 
-            result = annotate_scan(result, protocols, target_config, draft_config, packs.cache_dir, packs.use_cache)
+            result = annotate_scan(result, protocols, target_config, draft_config, packs.cache_dir, packs.use_cache,
+                                   draft_framework=draft_framework)
     result = settings.narrow(result)
     threshold = settings.config.fail_on
     if fmt == "json":
