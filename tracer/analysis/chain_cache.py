@@ -95,7 +95,7 @@ class ChainMemo:
             found.add(fact[1] if fact is not None and len(fact) > 2 else read)
         return tuple(sorted(found))
 
-    def get(self, name: str, make: Callable[[], T]) -> T:
+    def get(self, name: str, make: Callable[[], T], kind: type = object) -> T:
         """The stored result for ``name`` if every module it read is unchanged, else ``make()``
         (what it read is kept in ``reads`` either way: lint's dependencies)."""
         if self.key is None:
@@ -109,7 +109,7 @@ class ChainMemo:
                 stored: Any = from_plain(entry["value"], _RESULT_TYPES)
             except Exception:  # not an entry of ours
                 stored = None
-            if stored is not None:
+            if stored is not None and isinstance(stored, kind):
                 self.fresh[name] = entry
                 self.reused += 1
                 self.project.reads.touch_all(entry["deps"])

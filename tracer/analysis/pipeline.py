@@ -98,7 +98,7 @@ def analyse(resolver: Resolver, protocols: Sequence[Protocol], entries: Mapping[
             def trace() -> ModelResult:
                 resolver.project.reads.touch_all(setup)
                 return with_branch_findings(branches, with_alternatives(tracer, tracer.trace(ref), registered, bindings))
-            model = memo.get(name, trace)
+            model = memo.get(name, trace, ModelResult)
             reads[f"{proto.name}|{model.entry}"] = memo.modules_read(name)
             return model
         traced = [traced_chain(ref) for ref in entries.get(proto.name, ())]
@@ -110,7 +110,7 @@ def analyse(resolver: Resolver, protocols: Sequence[Protocol], entries: Mapping[
                 return tuple(sites), (tuple(runner_findings) + tuple(runner_fallback_findings(resolver.project, proto))
                                       + tuple(source_findings(resolver, proto)))
             setting = hashlib.sha256(repr((candidates, sorted(every_model))).encode()).hexdigest()[:20]
-            sites, runner_findings = memo.get(f"{proto.name} runner {setting}", walk)
+            sites, runner_findings = memo.get(f"{proto.name} runner {setting}", walk, tuple)
             call_sites.extend(sites)
             findings.extend(runner_findings)
         else:
