@@ -34,7 +34,8 @@ MAX_ROUNDS = 40
 MAX_JOINED = 64  # strings a binop may make from known string parts
 MAX_KEYS = 16  # constants one variable may hold
 MAX_VALUES = 256  # values one variable may hold
-SMALL_SUCC = 8  # successors kept in a list before a set
+SMALL_SUCC = 8  # successors kept in a list before a dict
+SMALL_VALUES = 8  # values kept in a tuple before a dict
 Watcher = Any  # Callable[[tuple[Value, ...]], object] | tuple (see Solver.on)
 
 
@@ -46,8 +47,10 @@ class Solver(Attrs):
         self.entry_seeded = 0
         self.unbudgeted: set[int] = set()  # variables the value budget does not cut (seeded receivers)
         self.entry_rules: list[tuple[Callable[[], bool], Callable[[], None]]] = []
-        self.pts: dict[int, Any] = {}  # var -> its values: a 1-tuple while one, then a set
-        self.succ: dict[int, Any] = {}  # var -> its successors: a list while few, then a set
+        # var -> its values: a tuple while few, then a dict (keys only), both in insertion order: what the
+        # budget cuts must not depend on how a set of tuples of str iterates (it changes with PYTHONHASHSEED)
+        self.pts: dict[int, Any] = {}
+        self.succ: dict[int, Any] = {}  # var -> its successors: a list while few, then a dict (in order)
         self.watch: dict[int, list[Watcher]] = {}
         self.pending: dict[int, list[Value]] = {}
         self.key_count: dict[int, int] = {}
@@ -121,13 +124,14 @@ class Solver(Attrs):
             new = self.within_budget(var, have, new)
             if not new:
                 return
-        # most variables hold one value: a 1-tuple is a fifth of a set's memory; a set from the second on
-        if not have and len(new) == 1:
-            self.pts[var] = (new[0],)
-        elif have.__class__ is tuple:
-            self.pts[var] = {*have, *new}
+        # most variables hold a few values: a tuple is a fifth of a set's memory; a dict beyond
+        if have.__class__ is tuple:
+            if len(have) + len(new) <= SMALL_VALUES:
+                self.pts[var] = (*have, *new)
+            else:
+                self.pts[var] = dict.fromkeys((*have, *new))
         else:
-            have.update(new)  # type: ignore[union-attr]
+            have.update(dict.fromkeys(new))  # type: ignore[union-attr]
         pending = self.pending.get(var)
         if pending is None:
             self.pending[var] = new  # values new to var are new to its pending list too: a list will do
@@ -166,8 +170,8 @@ class Solver(Attrs):
             succ.append(dst)
         else:
             if succ.__class__ is list:
-                succ = self.succ[src] = set(succ)
-            succ.add(dst)
+                succ = self.succ[src] = dict.fromkeys(succ)
+            succ[dst] = None
         have = self.pts.get(src)
         if have:
             self.add(dst, tuple(have))
