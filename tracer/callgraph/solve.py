@@ -34,7 +34,7 @@ MAX_ROUNDS = 40
 MAX_JOINED = 64  # strings a binop may make from known string parts
 MAX_KEYS = 16  # constants one variable may hold
 MAX_VALUES = 256  # values one variable may hold
-SMALL_SUCC = 8  # successors kept in a list before a dict
+SMALL_SUCC = 8  # successors (watchers) kept in a tuple before a dict (list)
 SMALL_VALUES = 8  # values kept in a tuple before a dict
 Watcher = Any  # Callable[[tuple[Value, ...]], object] | tuple (see Solver.on)
 
@@ -51,7 +51,7 @@ class Solver(Attrs):
         # budget cuts must not depend on how a set of tuples of str iterates (it changes with PYTHONHASHSEED)
         self.pts: dict[int, Any] = {}
         self.succ: dict[int, Any] = {}  # var -> its successors: a list while few, then a dict (in order)
-        self.watch: dict[int, list[Watcher]] = {}
+        self.watch: dict[int, Any] = {}
         self.pending: dict[int, list[Value]] = {}
         self.key_count: dict[int, int] = {}
         self.values_cut = 0
@@ -163,13 +163,13 @@ class Solver(Attrs):
             return
         succ = self.succ.get(src)
         if succ is None:
-            self.succ[src] = [dst]  # most variables flow into one or two others: a list is a quarter of a set
+            self.succ[src] = (dst,)  # most variables flow into one or two others: a tuple is a quarter of a set
         elif dst in succ:
             return
-        elif succ.__class__ is list and len(succ) < SMALL_SUCC:
-            succ.append(dst)
+        elif succ.__class__ is tuple and len(succ) < SMALL_SUCC:
+            self.succ[src] = (*succ, dst)
         else:
-            if succ.__class__ is list:
+            if succ.__class__ is tuple:
                 succ = self.succ[src] = dict.fromkeys(succ)
             succ[dst] = None
         have = self.pts.get(src)
@@ -182,7 +182,11 @@ class Solver(Attrs):
         (f(self, v, *args)): plain data where a closure per instruction was most of the memory."""
         if var < 0:
             return
-        self.watch.setdefault(var, []).append(fn)
+        ws = self.watch.get(var, ())  # a tuple while few: a list's spare room was most of their memory
+        if ws.__class__ is tuple:
+            self.watch[var] = (*ws, fn) if len(ws) < SMALL_SUCC else [*ws, fn]
+        else:
+            ws.append(fn)
         have = self.pts.get(var)
         if have:
             self.fire(fn, tuple(have))
@@ -265,7 +269,7 @@ class Solver(Attrs):
                         self.add(p.var + base, (self.new_obj(oid, "tuple" if p.kind == "star" else "dict"),))
             for cid in range(cbase, cbase + len(m.classes)):
                 for var in self.class_bases[cid]:
-                    self.each(var, self.base_watcher(cid), "c")
+                    self.on(var, ("c", lambda s, v, cid: s.base_changed(cid, v[1]), cid))
             for instr in m.instrs:
                 self.install(m, base, sbase, cbase, instr)
         self.run()
@@ -296,13 +300,8 @@ class Solver(Attrs):
                 break
             self.run()
 
-    def base_watcher(self, cid: int) -> Callable[[Value], None]:
-        return lambda v: self.base_changed(cid, v[1])
-
     def install(self, m: ModuleIR, base: int, sbase: int, cbase: int, ins: tuple[Any, ...]) -> None:  # noqa: C901
-        op = ins[0]
-
-        ints = self.ints
+        op, ints = ins[0], self.ints
 
         def g(v: int) -> int:  # one int object per variable, however many instructions name it
             return ints[v + base] if v >= 0 else -1
