@@ -133,15 +133,17 @@ def solve_tree(irs: list[ModuleIR], prefix: str = "", entry_seeds: dict[str, str
     finally:
         if collecting:
             gc.enable()
-    nodes = sorted({s.name for s in solver.scopes})
-    edges = sorted({(solver.scopes[u].name, solver.scopes[v].name, kind) for (u, v), kind in solver.edges.items()})
+    names, pairs = [s.name for s in solver.scopes], solver.edges
     status = Counter(solver.site_status(site) for site in solver.sites)
     unbound = {k: n for k, n in sorted(status.items()) if k not in ("bound", "external")}
     stats = {"calls_total": len(solver.sites), "calls_bound": status.get("bound", 0),
              "calls_external": status.get("external", 0), "calls_unbound": sum(unbound.values()),
              "unbound_by_cause": unbound, "values_cut": solver.values_cut,
              "receivers_seeded_with_entry_classes": solver.entry_seeded}
-    solver.__dict__.clear()  # its closures hold it in cycles: freed now, not at the next collection
+    # its closures hold it in cycles: freed now, not at the next collection, and before the answer is built
+    solver.__dict__.clear()
+    nodes = sorted(set(names))
+    edges = sorted({(names[u], names[v], kind) for (u, v), kind in pairs.items()})
     return nodes, edges, stats
 
 

@@ -27,7 +27,7 @@ class Compiler(ExprCompiler):
     def merge(self, scope: Scope, envs: list[dict[str, frozenset[int]]]) -> None:
         if not envs:
             return
-        names = set().union(*envs)
+        names = dict.fromkeys(n for e in envs for n in e)  # in order: a set of str iterates by hash seed
         scope.env = {n: frozenset().union(*(e.get(n, frozenset()) for e in envs)) for n in names}
 
     def branches(self, scope: Scope, bodies: list[list[ast.stmt]], fallthrough_start: bool = False) -> bool:

@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 Value = tuple[Any, ...]
+MAX_JOINED = 64  # strings a binop may make from known string parts
 ALL, UNK = ("*all",), ("*unk",)  # every value of a container / values stored under an unknown key
 CONTAINER_METHODS = {"append", "add", "insert", "extend", "update", "setdefault", "get", "pop", "values",
                      "items", "copy", "sort", "popitem", "appendleft"}
@@ -180,6 +181,26 @@ class Heap:
         self.obj_kind.setdefault(oid, kind)
         self.obj_len.setdefault(oid, length)
         return self.V("o", oid)
+
+    def binop(self, dst: int, a: int, b: int) -> None:
+        """``a + b``: strings joined from known parts, a list holding both containers' slots."""
+        oid = ("joined", dst)
+
+        def combine(_: Iterable[Value]) -> None:
+            left, right = tuple(self.pts.get(a, ())), tuple(self.pts.get(b, ()))
+            ls = [x[2] for x in left if x[0] == "k" and x[1] == "str"]
+            rs = [y[2] for y in right if y[0] == "k" and y[1] == "str"]
+            # a name built from a few known parts ("on_" + event); beyond that the product is
+            # no name anyone looks up, and recomputing it on every new value was quadratic
+            if ls and rs and len(ls) * len(rs) <= MAX_JOINED:
+                self.add(dst, [self.V("k", "str", x + y) for x in ls for y in rs])
+            objs = [v for v in left + right if v[0] == "o"]
+            if objs:
+                self.add(dst, (self.new_obj(oid, "list"),))
+                for v in objs:
+                    self.merge_obj(oid, v[1])
+        self.on(a, combine)
+        self.on(b, combine)
 
     # -- attributes ---------------------------------------------------------------------------
     def field(self, inst: Value, name: str) -> int:

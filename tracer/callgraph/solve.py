@@ -31,10 +31,10 @@ from tracer.callgraph.ir import ModuleIR, ScopeIR
 
 BUILTIN_NAMES = frozenset(dir(builtins))
 MAX_ROUNDS = 40
-MAX_JOINED = 64  # strings a binop may make from known string parts
 MAX_KEYS = 16  # constants one variable may hold
 MAX_VALUES = 256  # values one variable may hold
-SMALL_SUCC = 8  # successors kept in a list before a set
+SMALL_SUCC = 8  # successors (watchers) kept in a tuple before a dict (list)
+SMALL_VALUES = 8  # values kept in a tuple before a dict
 Watcher = Any  # Callable[[tuple[Value, ...]], object] | tuple (see Solver.on)
 
 
@@ -46,9 +46,11 @@ class Solver(Attrs):
         self.entry_seeded = 0
         self.unbudgeted: set[int] = set()  # variables the value budget does not cut (seeded receivers)
         self.entry_rules: list[tuple[Callable[[], bool], Callable[[], None]]] = []
-        self.pts: dict[int, Any] = {}  # var -> its values: a 1-tuple while one, then a set
-        self.succ: dict[int, Any] = {}  # var -> its successors: a list while few, then a set
-        self.watch: dict[int, list[Watcher]] = {}
+        # var -> its values: a tuple while few, then a dict (keys only), both in insertion order: what the
+        # budget cuts must not depend on how a set of tuples of str iterates (it changes with PYTHONHASHSEED)
+        self.pts: dict[int, Any] = {}
+        self.succ: dict[int, Any] = {}  # var -> its successors: a list while few, then a dict (in order)
+        self.watch: dict[int, Any] = {}
         self.pending: dict[int, list[Value]] = {}
         self.key_count: dict[int, int] = {}
         self.values_cut = 0
@@ -121,13 +123,14 @@ class Solver(Attrs):
             new = self.within_budget(var, have, new)
             if not new:
                 return
-        # most variables hold one value: a 1-tuple is a fifth of a set's memory; a set from the second on
-        if not have and len(new) == 1:
-            self.pts[var] = (new[0],)
-        elif have.__class__ is tuple:
-            self.pts[var] = {*have, *new}
+        # most variables hold a few values: a tuple is a fifth of a set's memory; a dict beyond
+        if have.__class__ is tuple:
+            if len(have) + len(new) <= SMALL_VALUES:
+                self.pts[var] = (*have, *new)
+            else:
+                self.pts[var] = dict.fromkeys((*have, *new))
         else:
-            have.update(new)  # type: ignore[union-attr]
+            have.update(dict.fromkeys(new))  # type: ignore[union-attr]
         pending = self.pending.get(var)
         if pending is None:
             self.pending[var] = new  # values new to var are new to its pending list too: a list will do
@@ -159,15 +162,19 @@ class Solver(Attrs):
             return
         succ = self.succ.get(src)
         if succ is None:
-            self.succ[src] = [dst]  # most variables flow into one or two others: a list is a quarter of a set
+            self.succ[src] = dst  # most variables flow into one other: the var itself, then a tuple, then a dict
+        elif succ.__class__ is int:
+            if succ == dst:
+                return
+            self.succ[src] = (succ, dst)
         elif dst in succ:
             return
-        elif succ.__class__ is list and len(succ) < SMALL_SUCC:
-            succ.append(dst)
+        elif succ.__class__ is tuple and len(succ) < SMALL_SUCC:
+            self.succ[src] = (*succ, dst)
         else:
-            if succ.__class__ is list:
-                succ = self.succ[src] = set(succ)
-            succ.add(dst)
+            if succ.__class__ is tuple:
+                succ = self.succ[src] = dict.fromkeys(succ)
+            succ[dst] = None
         have = self.pts.get(src)
         if have:
             self.add(dst, tuple(have))
@@ -178,7 +185,11 @@ class Solver(Attrs):
         (f(self, v, *args)): plain data where a closure per instruction was most of the memory."""
         if var < 0:
             return
-        self.watch.setdefault(var, []).append(fn)
+        ws = self.watch.get(var, ())  # a tuple while few: a list's spare room was most of their memory
+        if ws.__class__ is tuple:
+            self.watch[var] = (*ws, fn) if len(ws) < SMALL_SUCC else [*ws, fn]
+        else:
+            ws.append(fn)
         have = self.pts.get(var)
         if have:
             self.fire(fn, tuple(have))
@@ -211,7 +222,8 @@ class Solver(Attrs):
         while queue:
             var = queue.pop()
             delta = tuple(pending.pop(var))
-            for dst in tuple(succ.get(var, ())):
+            out = succ.get(var, ())
+            for dst in (out,) if out.__class__ is int else tuple(out):
                 self.add(dst, delta)
             for fn in tuple(watch.get(var, ())):
                 if fn.__class__ is tuple:
@@ -261,7 +273,7 @@ class Solver(Attrs):
                         self.add(p.var + base, (self.new_obj(oid, "tuple" if p.kind == "star" else "dict"),))
             for cid in range(cbase, cbase + len(m.classes)):
                 for var in self.class_bases[cid]:
-                    self.each(var, self.base_watcher(cid), "c")
+                    self.on(var, ("c", lambda s, v, cid: s.base_changed(cid, v[1]), cid))
             for instr in m.instrs:
                 self.install(m, base, sbase, cbase, instr)
         self.run()
@@ -292,16 +304,14 @@ class Solver(Attrs):
                 break
             self.run()
 
-    def base_watcher(self, cid: int) -> Callable[[Value], None]:
-        return lambda v: self.base_changed(cid, v[1])
-
     def install(self, m: ModuleIR, base: int, sbase: int, cbase: int, ins: tuple[Any, ...]) -> None:  # noqa: C901
-        op = ins[0]
-
-        ints = self.ints
+        op, ints = ins[0], self.ints
 
         def g(v: int) -> int:  # one int object per variable, however many instructions name it
             return ints[v + base] if v >= 0 else -1
+
+        def n(x: int) -> int:  # a scope or a line held by watchers and sites: one object per number too
+            return ints[x] if 0 <= x < len(ints) else x
         if op == "copy":
             self.edge(g(ins[2]), g(ins[1]))
         elif op == "func":
@@ -327,9 +337,9 @@ class Solver(Attrs):
             elif module not in self.packages:
                 self.add(dst, (self.V("x", f"{module}.{name}"),))
         elif op == "attr":
-            self.attr_instr(g(ins[1]), g(ins[2]), ins[3], sbase + ins[4], ins[5])
+            self.attr_instr(g(ins[1]), g(ins[2]), ins[3], n(sbase + ins[4]), n(ins[5]))
         elif op == "setattr":
-            self.setattr_instr(g(ins[1]), ins[2], g(ins[3]), sbase + ins[4], ins[5])
+            self.setattr_instr(g(ins[1]), ins[2], g(ins[3]), n(sbase + ins[4]), n(ins[5]))
         elif op == "item":
             dst, obj, key = g(ins[1]), g(ins[2]), g(ins[3])
             self.on(obj, ("", Solver.item_value, key, dst))
@@ -343,11 +353,11 @@ class Solver(Attrs):
             self.each(src, lambda v: self.merge_obj(dst, v[1]), "o")
         elif op == "call":
             site = Site(len(self.sites), g(ins[1]), tuple((g(a), s) for a, s in ins[3]),
-                        tuple((k, g(a)) for k, a in ins[4]), sbase + ins[5], ins[6], ins[7], ins[8])
+                        tuple((k, g(a)) for k, a in ins[4]), n(sbase + ins[5]), n(ins[6]), ins[7], ins[8])
             self.sites.append(site)
             self.call_on(g(ins[2]), site)
         elif op == "decorate":
-            self.decorate(g(ins[1]), g(ins[2]), g(ins[3]), sbase + ins[4], ins[5])
+            self.decorate(g(ins[1]), g(ins[2]), g(ins[3]), n(sbase + ins[4]), n(ins[5]))
         elif op == "super":
             dst, self_var, cls_var = g(ins[1]), g(ins[3]), g(ins[4])
             if ins[2] >= 0:
@@ -360,7 +370,7 @@ class Solver(Attrs):
                 self.on(cls_var, pairs)
                 self.on(self_var, pairs)
         elif op == "iter":
-            dst, caller, line = g(ins[1]), sbase + ins[3], ins[4]
+            dst, caller, line = g(ins[1]), n(sbase + ins[3]), n(ins[4])
             self.each(g(ins[2]), lambda v: self.iter_value(v, dst, caller, line))
         elif op == "unpack":
             dst, index = g(ins[1]), ins[3]
@@ -371,7 +381,7 @@ class Solver(Attrs):
             self.add(dst, (self.new_obj(rest, "list"),))
             self.each(g(ins[2]), lambda v: self.merge_obj(rest, v[1]), "o")
         elif op == "raise":
-            site = self.site(-1, (), sbase + ins[2], ins[3], "constructor")
+            site = self.site(-1, (), n(sbase + ins[2]), n(ins[3]), "constructor")
             self.each(g(ins[1]), lambda v: self.construct(site, v[1]), "c")
         elif op == "instance":
             dst, src = g(ins[1]), g(ins[2])
@@ -379,25 +389,6 @@ class Solver(Attrs):
             self.on(src, ("o", Solver.instance_elements, src))
         elif op == "binop":
             self.binop(g(ins[1]), g(ins[2]), g(ins[3]))
-
-    def binop(self, dst: int, a: int, b: int) -> None:
-        oid = ("joined", dst)
-
-        def combine(_: Iterable[Value]) -> None:
-            left, right = tuple(self.pts.get(a, ())), tuple(self.pts.get(b, ()))
-            ls = [x[2] for x in left if x[0] == "k" and x[1] == "str"]
-            rs = [y[2] for y in right if y[0] == "k" and y[1] == "str"]
-            # a name built from a few known parts ("on_" + event); beyond that the product is
-            # no name anyone looks up, and recomputing it on every new value was quadratic
-            if ls and rs and len(ls) * len(rs) <= MAX_JOINED:
-                self.add(dst, [self.V("k", "str", x + y) for x in ls for y in rs])
-            objs = [v for v in left + right if v[0] == "o"]
-            if objs:
-                self.add(dst, (self.new_obj(oid, "list"),))
-                for v in objs:
-                    self.merge_obj(oid, v[1])
-        self.on(a, combine)
-        self.on(b, combine)
 
     def setitem_value(self, v: Value, key: int, src: int) -> None:
         oid = v[1]
