@@ -158,7 +158,7 @@ def index_main(scan: ScanResult, entries: Mapping[str, Mapping[str, ModelResult]
     picture = "callgraph.svg" if callgraph.get("picture") else "callgraph.dot"
     parts.append(
         f'<p class="sub">jump to: <a href="#matrix-title">support matrix</a> · <a href="#call-sites">runner call sites</a>'
-        f' · <a href="#findings">findings</a> · whole call graph: <a href="{picture}">{picture}</a></p>'
+        f' · <a href="#findings">findings</a> · <a href="#callgraph">call graph</a> (<a href="{picture}">{picture}</a>)</p>'
     )
     if not graphviz:
         parts.append(f'<div class="notice">{_e(NO_GRAPHVIZ)}</div>')
