@@ -49,6 +49,10 @@ def test_wheel_and_sdist(tmp_path):
     assert metadata.get_all("Project-URL")
     assert "tracer = tracer.cli:main" in entry_points
     assert "tracer/__init__.py" in names and "tracer/_rules/sglang-eagle3.toml" in names
+    # every module of the import package is shipped (tracer.safeio once was not: `pip install .`
+    # gave a `tracer` command that failed on its first import, while editable installs worked)
+    modules = sorted(str(p.relative_to(REPO)) for p in (REPO / "tracer").rglob("*.py"))
+    assert [m for m in modules if m not in names] == []
     assert any(n.startswith("tracer/_reports/") for n in names)
     assert (dist / sdist_name).is_file(), (sorted(p.name for p in dist.iterdir()), out.stdout[-3000:])
     with tarfile.open(dist / sdist_name) as sdist:
