@@ -16,6 +16,7 @@ import ast
 from typing import TYPE_CHECKING
 
 from tracer.resolve.resolver import ClassRef
+from tracer.resolve.tree import classes_named
 
 if TYPE_CHECKING:
     from tracer.analysis.chains import ChainTracer
@@ -152,21 +153,7 @@ class ArgumentTypes:
 
     def classes_named(self, names: tuple[str, ...]) -> list[ClassRef]:
         """Classes of the scanned tree with one of these names (the pack's metadata classes)."""
-        wanted = set(names)
-        found = []
-        project = self.tracer.project
-        for module in sorted(project.by_module):
-            # every module that can define one, not only those loaded so far (which depends
-            # on the chains traced before, and on what a warm run took from the chain memo)
-            if not self.tracer.protocol.in_scope(module) or not any(project.mentions(module, n) for n in wanted):
-                continue
-            summary = project.module(module)
-            if summary is None:
-                continue
-            for definition in summary.classes:
-                if definition.name in wanted:
-                    found.append(ClassRef(module, definition.qualname))
-        return found
+        return classes_named(self.tracer.project, self.tracer.protocol, names)
 
 
 def _self_assignments(node: ast.AST) -> list[tuple[str, ast.expr]]:

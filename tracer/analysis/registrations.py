@@ -15,11 +15,10 @@ import ast
 
 from tracer.analysis.entries import registry_duplicates
 from tracer.checks import finding
-from tracer.index.methods import parse_body
-from tracer.model.errors import InputError
 from tracer.model.findings import Finding
 from tracer.model.protocol import Protocol
 from tracer.resolve.resolver import Resolver
+from tracer.resolve.tree import classes_named
 
 
 def source_findings(resolver: Resolver, proto: Protocol) -> list[Finding]:
@@ -56,33 +55,18 @@ def default_findings(resolver: Resolver, proto: Protocol) -> list[Finding]:
         return []
     project = resolver.project
     found = []
-    for module in sorted(project.by_module):
-        # every module that can define one, not only those loaded so far (a warm run with
-        # chains from the chain memo loads fewer)
-        if not proto.in_scope(module) or not any(project.mentions(module, c) for c in proto.default_classes):
-            continue
-        summary = project.module(module)
-        if summary is None:
-            continue
-        for definition in summary.classes:
-            if definition.name not in proto.default_classes:
-                continue
-            key = (module, f"{definition.qualname}.{proto.default_method}")
-            text, span = project.function_text(*key), project.span(*key)
-            if text is None or span is None:
-                continue
-            try:
-                tree, offset = parse_body(text.split("\n"), span[0])
-            except InputError:
-                continue
+    for ref in classes_named(project, proto, proto.default_classes):
+        parsed = project.function_ast(ref.module, f"{ref.qualname}.{proto.default_method}")
+        if parsed is not None:
+            tree, offset = parsed
             for branch, assign in _defaulting(tree, proto.default_field):
                 if any(_is_logging(proto, n) for s in branch for n in ast.walk(s)):
                     continue
                 found.append(finding(
-                    "silent-fallback", "default-field", protocol=proto.name, file=_path(resolver, module),
+                    "silent-fallback", "default-field", protocol=proto.name, file=_path(resolver, ref.module),
                     line=assign.lineno + offset, col=assign.col_offset,
-                    chain=(f"{module}.{definition.qualname}.{proto.default_method}",), setter=proto.setter,
-                    owner_name=definition.name, method=proto.default_method, field=proto.default_field,
+                    chain=(f"{ref.fullname}.{proto.default_method}",), setter=proto.setter,
+                    owner_name=ref.name, method=proto.default_method, field=proto.default_field,
                     value=ast.unparse(assign.value)))
     return found
 

@@ -287,8 +287,10 @@ def _short(qualname: str) -> str:
     return ".".join(parts[-2:]) if len(parts) >= 2 else qualname
 
 
-# module -> (function name, names it calls) per project: the same for every protocol's walk
-_CALLS: WeakKeyDictionary[Project, dict[str, tuple[tuple[str, frozenset[str]], ...]]] = WeakKeyDictionary()
+# module -> ((function name, names it calls), ..., digest of them) per project: the same for
+# every protocol's walk
+_CALLS: WeakKeyDictionary[Project, dict[str, tuple[tuple[tuple[str, frozenset[str]], ...], str]]] = \
+    WeakKeyDictionary()
 
 
 def _calls_by_function(project: Project, module: str) -> tuple[tuple[str, frozenset[str]], ...]:
@@ -296,20 +298,23 @@ def _calls_by_function(project: Project, module: str) -> tuple[tuple[str, frozen
     run. A recording learns this answer (a digest of it), not the module's bytes: a walk
     that looked at a model file for the setter's callers is not re-run by an edit that
     leaves the file's calls as they were."""
-    known = _CALLS.setdefault(project, {})
-    if module not in known:
-        with project.reads.only_facts():
-            known[module] = _scan_calls(project, module)
-    project.reads.touch(fact("calls", module, calls_digest(project, module)))
-    return known[module]
+    calls, digest = _known_calls(project, module)
+    project.reads.touch(fact("calls", module, digest))
+    return calls
 
 
 def calls_digest(project: Project, module: str) -> str:
+    return _known_calls(project, module)[1]
+
+
+def _known_calls(project: Project, module: str) -> tuple[tuple[tuple[str, frozenset[str]], ...], str]:
     known = _CALLS.setdefault(project, {})
     if module not in known:
         with project.reads.only_facts():
-            known[module] = _scan_calls(project, module)
-    return hashlib.sha256(repr(sorted((n, sorted(c)) for n, c in known[module])).encode()).hexdigest()[:20]
+            calls = _scan_calls(project, module)
+        digest = hashlib.sha256(repr(sorted((n, sorted(c)) for n, c in calls)).encode()).hexdigest()[:20]
+        known[module] = (calls, digest)
+    return known[module]
 
 
 def _scan_calls(project: Project, module: str) -> tuple[tuple[str, frozenset[str]], ...]:

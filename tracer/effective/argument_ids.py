@@ -25,20 +25,7 @@ from tracer.model.protocol import Protocol
 from tracer.model.results import Hop
 from tracer.present.scan_json import finding_to_json
 from tracer.resolve.resolver import ClassRef
-
-
-def _metadata_classes(sources: Sources, proto: Protocol) -> list[ClassRef]:
-    project = sources.project
-    found = []
-    for module in sorted(project.by_module):
-        if not proto.in_scope(module) or not any(project.mentions(module, c) for c in proto.default_classes):
-            continue
-        summary = project.module(module)
-        for definition in summary.classes if summary is not None and not summary.error else ():
-            if definition.name in proto.default_classes:
-                found.append(ClassRef(module, definition.qualname))
-    order = {name: i for i, name in enumerate(proto.default_classes)}
-    return sorted(found, key=lambda r: (order.get(r.name, len(order)), r.fullname))
+from tracer.resolve.tree import classes_named
 
 
 def _field_defaults(sources: Sources, ref: ClassRef) -> dict[str, Any]:
@@ -78,7 +65,8 @@ def explain_argument(sources: Sources, proto: Protocol, chain: Sequence[Hop], ta
     n = target.num_hidden_layers
     field = f"self.{proto.default_field}"
     values: list[tuple[ClassRef, Any, str, int]] = []
-    for ref in _metadata_classes(sources, proto) if proto.default_method and proto.default_field else ():
+    for ref in classes_named(sources.project, proto, proto.default_classes) \
+            if proto.default_method and proto.default_field else ():
         try:
             fn = sources.of_qualname(f"{ref.fullname}.{proto.default_method}")
         except ExplainError:

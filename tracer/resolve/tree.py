@@ -11,7 +11,7 @@ from tracer.index.cache import SummaryCache, default_cache_dir
 from tracer.index.discover import detect_layout, list_sources
 from tracer.index.project import Project
 from tracer.model.protocol import Protocol
-from tracer.resolve.resolver import Resolver
+from tracer.resolve.resolver import ClassRef, Resolver
 
 
 def summary_cache(cache_dir: str | Path | None, use_cache: bool) -> SummaryCache:
@@ -25,3 +25,20 @@ def open_project(path: str | Path, protocols: Sequence[Protocol], cache_dir: str
     files, _ = list_sources(layout)
     project = Project(files, summary_cache(cache_dir, use_cache), jobs)
     return project, Resolver(project)
+
+
+def classes_named(project: Project, proto: Protocol, names: Sequence[str]) -> list[ClassRef]:
+    """The classes of the protocol's scope with one of these names (a pack's metadata classes),
+    ordered as ``names`` lists them. Every in-scope module that names one is looked at, not
+    only those loaded so far (which depends on what was traced before, and on what a warm run
+    took from the chain memo)."""
+    order = {name: i for i, name in enumerate(names)}
+    found = []
+    for module in sorted(project.by_module):
+        if not proto.in_scope(module) or not any(project.mentions(module, n) for n in names):
+            continue
+        summary = project.module(module)
+        for definition in summary.classes if summary is not None and not summary.error else ():
+            if definition.name in order:
+                found.append(ClassRef(module, definition.qualname))
+    return sorted(found, key=lambda r: (order[r.name], r.fullname))
