@@ -61,7 +61,10 @@ class ArgumentTypes:
 
     def _forwards(self, concrete: ClassRef, attrs: list[str], label: str) -> tuple[list[Target], str]:
         classes, why = self._held_many(concrete, attrs)
-        return self._methods(classes, "forward"), why or ("" if classes else f"the class of {label} is unknown")
+        called = self.tracer.protocol.module_call
+        if not called:
+            return [], f"calling {label} runs its __call__, and the pack names no method a module call runs"
+        return self._methods(classes, called), why or ("" if classes else f"the class of {label} is unknown")
 
     def _held_many(self, concrete: ClassRef, attrs: list[str]) -> tuple[list[ClassRef], str]:
         classes: list[ClassRef] = []

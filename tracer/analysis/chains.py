@@ -153,7 +153,8 @@ class ChainTracer:
         for target in state_targets:
             first = next(w for w in flow.writes if w.target == target)
             self._write_hop(entry, owner, first, trace)
-        if not states and proto.state_attribute:
+        if not states and proto.state_attribute and not _stores_ids_below(flow):
+            # (a helper the ids are handed to that stores them is the setter's write: not ignored)
             plain = [w for w in flow.writes if w.attr == proto.state_attribute]
             if plain:
                 # the state, but stored from something other than the ids: the setter ignores them
@@ -468,3 +469,10 @@ class ChainTracer:
 
 
 __all__ = ["ChainTracer"]
+
+
+def _stores_ids_below(flow: Flow, depth: int = 0) -> bool:
+    """Some call the flow followed with the ids stores them (transitively)."""
+    return depth < 20 and any(c.flow is not None and (any(w.tainted for w in c.flow.writes)
+                                                      or _stores_ids_below(c.flow, depth + 1))
+                              for c in flow.calls)

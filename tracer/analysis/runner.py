@@ -233,9 +233,10 @@ class RunnerAnalysis:
                 owner, method = found
                 return [(owner.module, cls, method, f"{owner.fullname}.{method.name}")]
             return []
-        if func.startswith("super().") and cls is not None:
-            classes, _ = self.resolver.mro(cls)
-            found = self.resolver.find_method(cls, func[8:], after=classes[0] if classes else None)
+        if func.startswith("super().") and cls is not None and "." in fn.qualname:
+            # super() searches the receiver's MRO after the class that defines this method
+            defining = ClassRef(module, fn.qualname.rsplit(".", 1)[0])
+            found = self.resolver.find_method(cls, func[8:], after=defining)
             if found:
                 owner, method = found
                 return [(owner.module, cls, method, f"{owner.fullname}.{method.name}")]

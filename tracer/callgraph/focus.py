@@ -40,6 +40,7 @@ def imported_modules(ir: ModuleIR, prefix: str) -> set[str]:
 
 def focused_call_graph(path: str | Path, cache: SummaryCache, words: Iterable[str], jobs: int = 0,
                        import_depth: int = 1, entry_seeds: dict[str, str] | None = None,
+                       module_calls: tuple[str, ...] = (),
                        progress: Callable[[str], None] | None = None) -> tuple[nx.DiGraph, dict[str, Any]]:
     started = time.perf_counter()
     layout, prefix = _layout(path)
@@ -62,7 +63,8 @@ def focused_call_graph(path: str | Path, cache: SummaryCache, words: Iterable[st
         if not frontier:
             break
     order = sorted(irs)
-    key = tree_key([keys[i] for i in order] + ["focus"] + [f"seed:{m}={v}" for m, v in sorted((entry_seeds or {}).items())])
+    key = tree_key([keys[i] for i in order] + ["focus"] + [f"seed:{m}={v}" for m, v in sorted((entry_seeds or {}).items())]
+                   + [f"module-call:{m}" for m in module_calls])
     answer = store.load_value(key)
     cached = isinstance(answer, tuple) and len(answer) == 3
     if cached:
@@ -71,7 +73,7 @@ def focused_call_graph(path: str | Path, cache: SummaryCache, words: Iterable[st
         modules = [irs[i] for i in order]
         irs.clear()
         datas.clear()  # compiled: neither the sources nor the modules outlive the solve
-        nodes, edges, call_stats = solve_tree(modules, prefix, entry_seeds)
+        nodes, edges, call_stats = solve_tree(modules, prefix, entry_seeds, module_calls)
         store.store_value(key, (nodes, edges, call_stats))
 
     def short(name: str) -> str:
