@@ -18,7 +18,6 @@ MAX_LINES = 500
 # Modules allowed past the bound, each with its reason.
 LONG_MODULES: dict[str, str] = {
     "tracer.resolve.resolver": "names, MRO and attribute typing: split when the value-flow resolver replaces it",
-    "tracer.index.summarize": "one libcst visitor and its helpers; the value-flow summaries replace it",
     # the runtime harness (tracer/verify) is measured apart: it runs the framework, not tracer's stages
 }
 

@@ -397,12 +397,18 @@ class ChainTracer:
                 if self.protocol.is_entry_module(module) or not any(
                         self.project.mentions(module, name) for name in self.protocol.default_methods):
                     continue
-                summary = self.project.full(module)
-                if summary is None:
+                summary = self.project.module(module)
+                if summary is None or summary.error:
                     continue
-                functions = list(summary.functions) + [m for c in summary.classes for m in c.methods]
-                for fn in functions:
-                    for call in fn.calls:
+                # the functions and methods whose text names a default method, parsed one at a time
+                names = [name for name, _, _ in summary.spans()]
+                names += [f"{c.qualname}.{name}" for c in summary.classes for name, _, _ in c.spans()]
+                for name in names:
+                    text = self.project.function_text(module, name) or ""
+                    if not any(d in text for d in self.protocol.default_methods):
+                        continue
+                    fn = self.project.function(module, name)
+                    for call in fn.calls if fn is not None else ():
                         if call.func.rpartition(".")[2] in self.protocol.default_methods:
                             called.add(call.func.rpartition(".")[2])
             self._default_calls = called
