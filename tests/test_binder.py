@@ -18,8 +18,8 @@ import shutil
 from pathlib import Path
 
 import pytest
-
 from binder_diff import check_tree
+
 from tracer.api import scan_to_json
 from tracer.bind.mro import after, linearize
 
