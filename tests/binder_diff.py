@@ -32,22 +32,29 @@ def graph_of(root: Path, packs: list[Protocol], cache_dir: Path, focus: bool = F
     calls = tuple(sorted({p.module_call for p in packs if p.module_call}))
     cache = summary_cache(str(cache_dir), True)
     if focus:
-        words = sorted({w for p in packs for w in (p.setter, p.state_attribute, p.entry_variable) if w})
+        words = sorted({w for p in packs for w in (p.setter, p.state_attribute, p.entry_variable,
+                                                     *p.capability_bases, *p.delegate_methods) if w})
         graph, _ = focused_call_graph(root, cache, words, entry_seeds=seeds, module_calls=calls)
     else:
         graph, _ = whole_call_graph(root, cache, entry_seeds=seeds, module_calls=calls)
     return graph
 
 
-def disagreements(scan: dict[str, Any], graph: nx.DiGraph, packs: list[Protocol], resolver: Resolver) -> list[str]:
+def disagreements(scan: dict[str, Any], graph: nx.DiGraph, packs: list[Protocol], resolver: Resolver,
+                  checked: dict[str, int] | None = None) -> list[str]:
+    """What the call graph does not bind as the scan does; ``checked`` counts the hops compared."""
     by_name = {p.name: p for p in packs}
     out: list[str] = []
+    checked = {} if checked is None else checked
+    for kind in ("delegate", "read", "call_site"):
+        checked.setdefault(kind, 0)
     for model in scan["models"]:
         if model["verdict"] not in ("ok", "broken") or model.get("draft"):
             continue
         chain = model["chain"]
         for before, hop in zip(chain, chain[1:]):
             if hop["kind"] == "delegate" and before["kind"] in ("setter", "delegate"):
+                checked["delegate"] += 1
                 if not graph.has_edge(before["qualname"], hop["qualname"]):
                     out.append(f"{model['entry']} [{model['protocol']}]: the scan's hop {before['qualname']} -> "
                                f"{hop['qualname']} (line {hop.get('call_line')}) is no edge of the call graph "
@@ -58,13 +65,18 @@ def disagreements(scan: dict[str, Any], graph: nx.DiGraph, packs: list[Protocol]
             continue
         starts = _forwards(resolver, model["entry"], proto.forward_methods)
         for read in reads:
-            if starts and not nx.has_path(graph, starts[0], read["qualname"]):
+            checked["read"] += 1
+            if read["qualname"] not in graph:
+                out.append(f"{model['entry']} [{model['protocol']}]: the scan's reader {read['qualname']} is no node of "
+                           f"the call graph")
+            elif starts and starts[0] in graph and not nx.has_path(graph, starts[0], read["qualname"]):
                 out.append(f"{model['entry']} [{model['protocol']}]: the scan's reader {read['qualname']} is not "
                            f"reached in the call graph from {starts[0]}")
-            elif not starts:
+            elif not starts or starts[0] not in graph:
                 out.append(f"{model['entry']} [{model['protocol']}]: the call graph has no forward of the entry class")
     setters = {p.setter for p in packs if p.setter}
     for site in scan["call_sites"]:
+        checked["call_site"] += 1
         caller = site["caller"]
         if caller not in graph or not any(s.rpartition(".")[2] in setters for s in graph.successors(caller)):
             out.append(f"runner call site {caller} ({site['file']}:{site['line']}): the call graph binds no setter "
@@ -82,9 +94,10 @@ def _forwards(resolver: Resolver, entry: str, names: tuple[str, ...]) -> list[st
     return []
 
 
-def check_tree(root: Path, cache_dir: Path, protocols: list[str] | None = None, focus: bool = False) -> list[str]:
+def check_tree(root: Path, cache_dir: Path, protocols: list[str] | None = None, focus: bool = False,
+               checked: dict[str, int] | None = None) -> list[str]:
     packs = load_protocols(protocols)
     scan = scan_to_json(root, protocols, cache_dir=cache_dir)
     active = [p for p in packs if p.name in scan["protocols"]]
     _, resolver = open_project(root, active, cache_dir)
-    return disagreements(scan, graph_of(root, active, cache_dir, focus), active, resolver)
+    return disagreements(scan, graph_of(root, active, cache_dir, focus), active, resolver, checked)
