@@ -19,7 +19,7 @@ from tracer.resolve.resolver import ClassRef
 from tracer.resolve.tree import classes_named
 
 if TYPE_CHECKING:
-    from tracer.analysis.chains import ChainTracer
+    from tracer.analysis.tracing import ChainTracing
 
 MAX_PARAM_HOPS = 4  # a constructor parameter handed on by subclasses, one below the other
 
@@ -27,7 +27,7 @@ Target = tuple[ClassRef, ClassRef, str]  # (the instance's class, the class defi
 
 
 class ArgumentTypes:
-    def __init__(self, tracer: ChainTracer):
+    def __init__(self, tracer: ChainTracing):
         self.tracer = tracer
         self.resolver = tracer.resolver
 
