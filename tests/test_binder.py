@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import random
 import shutil
 from pathlib import Path
@@ -204,3 +205,20 @@ def test_vllm_disagreements_only_shrink(tmp_path):
     assert checked["delegate"] >= 60 and checked["read"] >= 120, checked
     assert len(found) <= 35, "\n".join(found)
     assert len(found) >= 30, f"fewer disagreements ({len(found)}): lower the bound of this ratchet"
+
+
+def test_a_module_call_runs_forward_only_through_the_pack_key(tmp_path):
+    """graph --all binds `self.model(...)` to the held class's forward as the scan does, because the
+    packs say so ([flow] module_call = "forward"); without the key a call of an instance is its __call__."""
+    from binder_diff import graph_of
+
+    from tracer.config.packs import load_protocols
+
+    packs = load_protocols(["sglang-eagle3"])
+    graph = graph_of(EXAMPLES / "ok", packs, tmp_path)
+    top, inner = "sglang.srt.models.llama.LlamaForCausalLM.forward", "sglang.srt.models.llama.LlamaModel.forward"
+    assert graph.has_edge(top, inner) and graph.edges[top, inner]["kind"] == "implicit"
+    assert graph.has_edge("sglang.srt.models.kimi_k25.KimiK25ForConditionalGeneration.forward",
+                          "sglang.srt.models.deepseek_v2.DeepseekV2ForCausalLM.forward")
+    plain = [dataclasses.replace(p, module_call="") for p in packs]
+    assert not graph_of(EXAMPLES / "ok", plain, tmp_path / "plain").has_edge(top, inner)
