@@ -180,8 +180,10 @@ def test_lint_dropped_ids_in_working_tree(ok_repo, tmp_path):
     cache = tmp_path / "cache"
     result = lint(ok_repo, None, LintConfig(), options(cache, ["sglang-eagle3"]))
     errors = [f for f in result["findings"] if f["severity"] == "error"]
-    assert [(f["slug"], f["file"], f["line"]) for f in errors] == [("ids-dropped", KIMI, line)]
-    assert errors[0]["entries"] == [KIMI_ENTRY]
+    # the finding, and the verdict change it causes (Kimi-K2.5: ok -> broken), both at the edited line
+    assert [(f["slug"], f["file"], f["line"]) for f in errors] == [("support-regression", KIMI, line),
+                                                                     ("ids-dropped", KIMI, line)]
+    assert [f["entries"] for f in errors] == [[KIMI_ENTRY], [KIMI_ENTRY]]
     assert result["affected"]["sglang-eagle3"] == [KIMI_ENTRY]  # only the chain through the touched file
     assert result["stats"]["mode"] == "re-trace"
     full = lint(ok_repo, None, LintConfig(), options(cache, ["sglang-eagle3"]), full=True)
@@ -191,7 +193,7 @@ def test_lint_dropped_ids_in_working_tree(ok_repo, tmp_path):
     out = runner.invoke(main, ["lint", "-C", str(ok_repo), "--protocol", "sglang-eagle3", "--cache-dir", str(cache)])
     assert out.exit_code == 1, out.output
     assert f"{KIMI}:{line}:9: ids-dropped [error]" in out.output
-    assert "tracer lint: new findings: 1 error" in out.output
+    assert "tracer lint: new findings: 2 error" in out.output
     again = runner.invoke(main, ["lint", "-C", str(ok_repo), "--protocol", "sglang-eagle3", "--cache-dir", str(cache)])
     assert again.exit_code == 1 and "(cached result)" in again.output
     never = runner.invoke(main, ["lint", "-C", str(ok_repo), "--protocol", "sglang-eagle3", "--cache-dir", str(cache),
@@ -210,7 +212,10 @@ def test_lint_base_class_change_reaches_the_wrappers(ok_repo, tmp_path):
     result = lint(ok_repo, None, LintConfig(), options(tmp_path / "cache", ["sglang-eagle3"]))
     assert KIMI_ENTRY in result["affected"]["sglang-eagle3"]
     kimi = [(f["slug"], f["file"], f["line"]) for f in result["findings"] if KIMI_ENTRY in f["entries"]]
-    assert kimi == [("broken-delegation", KIMI, delegation)]
+    renamed = next(i for i, text in enumerate((ok_repo / "sglang/srt/models/deepseek_v2.py").read_text().splitlines(), 1)
+                   if "def set_eagle3_layers(" in text)
+    assert kimi == [("support-regression", "sglang/srt/models/deepseek_v2.py", renamed),
+                    ("broken-delegation", KIMI, delegation)]
     full = lint(ok_repo, None, LintConfig(), options(tmp_path / "cache", ["sglang-eagle3"]), full=True)
     assert brief(full["findings"]) == brief(result["findings"])
     assert brief(full["fixed"]) == brief(result["fixed"])
@@ -225,19 +230,32 @@ def test_lint_base_ref_commits_and_suppression(ok_repo, tmp_path):
     against_head = lint(ok_repo, None, LintConfig(), options(cache, ["sglang-eagle3"]))
     assert against_head["findings"] == []  # committed: the working tree matches HEAD
     branch = lint(ok_repo, "HEAD~1", LintConfig(), options(cache, ["sglang-eagle3"]))
-    assert [(f["slug"], f["line"]) for f in branch["findings"]] == [("ids-dropped", line)]
+    assert [(f["slug"], f["line"]) for f in branch["findings"]] == [("support-regression", line), ("ids-dropped", line)]
     # The other direction: the fix shows up as fixed.
     git(ok_repo, "checkout", "-q", "HEAD~1", "--", KIMI)
     fixed = lint(ok_repo, None, LintConfig(), options(cache, ["sglang-eagle3"]))
-    assert fixed["findings"] == [] and [(f["slug"], f["line"]) for f in fixed["fixed"]] == [("ids-dropped", line)]
+    assert [(f["slug"], f["severity"], f["line"]) for f in fixed["findings"]] == [("support-gained", "info", line)]
+    assert [(f["slug"], f["line"]) for f in fixed["fixed"]] == [("ids-dropped", line)]
     git(ok_repo, "checkout", "-q", "HEAD", "--", KIMI)
-    # An inline suppression on the offending line silences it; a stale one is reported.
+    # An inline suppression on the offending line silences it against HEAD (the developer's own tree,
+    # the verdict change with it); under --base the change's own suppression of its own new finding is
+    # a new-suppression error, and the verdict change stays.
     edit_line(ok_repo / KIMI, "set_eagle3_layers_to_capture()", "set_eagle3_layers_to_capture()  # tracer: ignore[ids-dropped]")
+    git(ok_repo, "stash", "-q")
+    git(ok_repo, "reset", "-q", "--soft", "HEAD~1")
+    git(ok_repo, "stash", "pop", "-q")
+    local = lint(ok_repo, None, LintConfig(), options(cache, ["sglang-eagle3"]))
+    assert local["findings"] == []
+    assert sorted(f["slug"] for f in local["suppressed"]) == ["ids-dropped", "support-regression"]
+    git(ok_repo, "commit", "-q", "-am", "drop ids, suppressed")
     quiet = lint(ok_repo, "HEAD~1", LintConfig(), options(cache, ["sglang-eagle3"]))
-    assert quiet["findings"] == [] and [f["slug"] for f in quiet["suppressed"]] == ["ids-dropped"]
+    assert [(f["slug"], f["line"], f["severity"]) for f in quiet["findings"]] == [
+        ("support-regression", line, "error"), ("new-suppression", line, "error")]
+    assert [f["slug"] for f in quiet["suppressed"]] == ["ids-dropped"]
+    assert "hides a new ids-dropped finding" in quiet["findings"][1]["message"]
     edit_line(ok_repo / KIMI, "# tracer: ignore[ids-dropped]", "# tracer: ignore[dead-write]")
     stale = lint(ok_repo, "HEAD~1", LintConfig(fail_on="info"), options(cache, ["sglang-eagle3"]))
-    assert sorted(f["slug"] for f in stale["findings"]) == ["ids-dropped", "unused-suppression"]
+    assert sorted(f["slug"] for f in stale["findings"]) == ["ids-dropped", "support-regression", "unused-suppression"]
 
 
 def test_baseline_accepts_findings_across_line_moves(ok_repo, tmp_path):
@@ -254,9 +272,10 @@ def test_baseline_accepts_findings_across_line_moves(ok_repo, tmp_path):
     text = (ok_repo / KIMI).read_text()
     (ok_repo / KIMI).write_text("# a new header comment\n\n" + text)
     result = lint(ok_repo, "HEAD~1", config, options(cache, ["sglang-eagle3"]))
-    assert result["findings"] == [] and [f["slug"] for f in result["baselined"]] == ["ids-dropped"]
+    # the verdict change it causes (ok -> broken) is accepted with it
+    assert result["findings"] == [] and [f["slug"] for f in result["baselined"]] == ["ids-dropped", "support-regression"]
     loud = lint(ok_repo, "HEAD~1", config, options(cache, ["sglang-eagle3"]), use_baseline=False)
-    assert [f["slug"] for f in loud["findings"]] == ["ids-dropped"]
+    assert [f["slug"] for f in loud["findings"]] == ["support-regression", "ids-dropped"]
     out = CliRunner().invoke(main, ["baseline", "-C", str(ok_repo), "--protocol", "sglang-eagle3",
                                     "--cache-dir", str(cache), "-o", str(tmp_path / "b.json")])
     assert out.exit_code == 0 and "accepted findings" in out.output
@@ -295,7 +314,7 @@ def test_base_record_after_a_commit_is_derived_from_the_parent(ok_repo, tmp_path
     edit_line(ok_repo / KIMI, "self.language_model.set_eagle3_layers_to_capture(layer_ids)",
               "self.language_model.set_eagle3_layers_to_capture()")
     first = lint(ok_repo, None, LintConfig(), options(cache, ["sglang-eagle3"]))  # base record of C0
-    assert [f["slug"] for f in first["findings"]] == ["ids-dropped"]
+    assert [f["slug"] for f in first["findings"]] == ["support-regression", "ids-dropped"]
     git(ok_repo, "commit", "-q", "-am", "C1: drop the ids")
     (ok_repo / "sglang/srt/models/qwen2_5_vl.py").unlink()  # the working tree moves on
     edit_line(ok_repo / "sglang/srt/models/deepseek_v2.py", "def set_eagle3_layers_to_capture(",
@@ -337,7 +356,8 @@ def test_lint_checkout_layout_and_deleted_model(tmp_path):
     edit_line(repo / "python" / KIMI, "self.language_model.set_eagle3_layers_to_capture(layer_ids)",
               "self.language_model.set_eagle3_layers_to_capture()")
     result = lint(repo, None, LintConfig(), options(tmp_path / "cache", ["sglang-eagle3"]))
-    assert [(f["slug"], f["file"]) for f in result["findings"]] == [("ids-dropped", "python/" + KIMI)]
+    assert [(f["slug"], f["file"]) for f in result["findings"]] == [("support-regression", "python/" + KIMI),
+                                                                     ("ids-dropped", "python/" + KIMI)]
 
 
 def test_scan_honours_inline_suppressions(tmp_path):
@@ -395,7 +415,8 @@ def test_lint_sarif_validates(ok_repo, tmp_path):
                                     "--fail-on", "info", "--cache-dir", str(tmp_path / "cache")])
     assert out.exit_code == 1
     document = _validate_sarif(out.stdout)
-    assert {r["ruleId"] for r in document["runs"][0]["results"]} == {"ids-dropped", "unused-suppression"}
+    assert {r["ruleId"] for r in document["runs"][0]["results"]} == {"ids-dropped", "unused-suppression",
+                                                                      "support-regression"}
 
 
 def test_pre_commit_hook_definition():

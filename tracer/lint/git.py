@@ -5,9 +5,11 @@ configuration names is switched off on every call: `git diff` ran clean filters,
 
 from __future__ import annotations
 
+import re
 import subprocess
 import tarfile
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 from tracer.model.errors import UsageError
@@ -96,3 +98,68 @@ def _export(root: Path, commit: str, prefix: str, target: Path) -> bool:
                        and not m.name.startswith("/") and ".." not in Path(m.name).parts]
             tar.extractall(target, members)
     return True
+
+
+_HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
+
+
+@dataclass(frozen=True)
+class FileDiff:
+    """The lines a change touches in one file: ``old`` ranges at the base, ``new`` ranges in the
+    working tree (1-based, inclusive; a pure deletion is an empty range ``(n + 1, n)`` at the line
+    the removed text followed)."""
+
+    old: tuple[tuple[int, int], ...] = ()
+    new: tuple[tuple[int, int], ...] = ()
+    added: bool = False  # the file is new (untracked or absent at the base)
+
+    def touches_old(self, first: int, last: int) -> bool:
+        return any(a <= last and b >= first or (b < a and first <= a <= last + 1) for a, b in self.old)
+
+    def new_line_for_old(self, first: int, last: int) -> int:
+        """The working tree's line of the first change inside base lines first..last (0: none)."""
+        for (a, b), (c, d) in zip(self.old, self.new):
+            if a <= last and b >= first or (b < a and first <= a <= last + 1):
+                return max(c, 1)
+        return 0
+
+    def is_new_line(self, line: int) -> bool:
+        return self.added or any(c <= line <= d for c, d in self.new)
+
+
+def diff_lines(root: Path, commit: str, paths: list[str]) -> dict[str, FileDiff]:
+    """Per path, the lines the working tree changes against ``commit`` (committed and not)."""
+    if not paths:
+        return {}
+    out = git(root, "diff", "-U0", "--no-ext-diff", "--no-renames", "--no-textconv", "--no-color", commit, "--", *paths)
+    found: dict[str, FileDiff] = {}
+    current = ""
+    old: list[tuple[int, int]] = []
+    new: list[tuple[int, int]] = []
+    added = False
+
+    def flush() -> None:
+        if current:
+            found[current] = FileDiff(tuple(old), tuple(new), added)
+
+    for line in out.splitlines():
+        if line.startswith("diff --git "):
+            flush()
+            current, old, new, added = "", [], [], False
+        elif line.startswith("--- "):
+            added = line == "--- /dev/null"
+        elif line.startswith("+++ "):
+            name = line[4:]
+            current = name[2:] if name.startswith("b/") else current
+        elif line.startswith("@@"):
+            match = _HUNK.match(line)
+            if match:
+                a, b, c, d = (int(g) if g is not None else 1 for g in match.groups())
+                old.append((a, a + b - 1) if b else (a + 1, a))
+                new.append((c, c + d - 1) if d else (c + 1, c))
+    flush()
+    for path in paths:  # untracked files: every line is new
+        if path not in found and (root / path).is_file():
+            if not git(root, "ls-tree", "--name-only", commit, "--", path).strip():
+                found[path] = FileDiff(added=True)
+    return found
