@@ -630,3 +630,178 @@ def test_lint_follows_a_change_in_a_module_the_chain_only_resolved_a_name_throug
     full = lint(ok_repo, None, LintConfig(), options(cache, ["sglang-eagle3"]), full=True)
     assert [f for f in full["findings"] if KIMI_ENTRY in f["entries"]]  # the break is real
     assert brief(full["findings"]) == brief(result["findings"])
+
+
+# -- the gate on 0.5.23 (#25) ----------------------------------------------------------------------------
+
+GPT_OSS = "sglang/srt/models/gpt_oss.py"
+QWEN2 = "sglang/srt/models/qwen2.py"
+DEEPSEEK = "sglang/srt/models/deepseek_v2.py"
+QWEN2_ENTRY = "sglang.srt.models.qwen2.Qwen2ForCausalLM"
+# 0.5.23's entry classes whose EAGLE-3 chain runs through DeepseekV2ForCausalLM.set_eagle3_layers_to_capture
+DEEPSEEK_FAMILY = {"sglang.srt.models.deepseek_v2.DeepseekV2ForCausalLM",
+                   "sglang.srt.models.deepseek_v2.DeepseekV3ForCausalLM",
+                   "sglang.srt.models.deepseek_v2.DeepseekV32ForCausalLM",
+                   "sglang.srt.models.glm4_moe.GlmMoeDsaForCausalLM",
+                   "sglang.srt.models.mistral_large_3.MistralLarge3ForCausalLM", KIMI_ENTRY}
+QWEN2_FALLBACK = '''            self.model.layers_to_capture = [
+                2,
+                num_layers // 2,
+                num_layers - 3,
+            ]  # Specific layers for EAGLE3 support
+'''
+
+
+def gate(repo: Path, cache: Path, *args: str):
+    """`tracer lint --base HEAD~1` as CI runs it: (exit code, output)."""
+    out = CliRunner().invoke(main, ["lint", "-C", str(repo), "--base", "HEAD~1", "--cache-dir", str(cache), *args])
+    return out.exit_code, out.stdout
+
+
+def commit_edits(repo: Path, path: str, *edits: tuple[str, str]) -> None:
+    text = (repo / path).read_text()
+    for old, new in edits:
+        assert text.count(old) == 1, old
+        text = text.replace(old, new)
+    (repo / path).write_text(text)
+    git(repo, "commit", "-q", "-am", f"edit {path}")
+
+
+def line_of(repo: Path, path: str, text: str) -> int:
+    hits = [i for i, line in enumerate((repo / path).read_text().splitlines(), 1) if text in line]
+    assert len(hits) == 1, (text, hits)
+    return hits[0]
+
+
+@pytest.mark.real
+def test_real_renamed_setter_is_a_support_regression(repo_0_5_23, lint_cache):
+    """#25 case 1: renaming GptOssForCausalLM.set_eagle3_layers_to_capture used to exit 0 (one hidden
+    info finding). The verdict change is an error at the renamed def (gpt_oss.py:1337), naming the hop,
+    in the text, github and SARIF outputs."""
+    commit_edits(repo_0_5_23, GPT_OSS, ("    def set_eagle3_layers_to_capture(self, layer_ids: Optional",
+                                        "    def set_eagle3_layers_capture(self, layer_ids: Optional"))
+    try:
+        code, text = gate(repo_0_5_23, lint_cache)
+        assert code == 1
+        assert (f"{GPT_OSS}:1337:1: support-regression [error] GptOssForCausalLM loses sglang-eagle3 support "
+                "(ok -> missing): the change edits the setter hop GptOssForCausalLM.set_eagle3_layers_to_capture "
+                f"({GPT_OSS}:1337 at the base); now: no set_eagle3_layers_to_capture in the MRO of "
+                "GptOssForCausalLM") in text
+        code, github = gate(repo_0_5_23, lint_cache, "--format", "github")
+        assert code == 1 and f"::error file={GPT_OSS},line=1337,col=1,title=tracer support-regression::" in github
+        assert "no findings" not in github
+        code, sarif = gate(repo_0_5_23, lint_cache, "--format", "sarif")
+        results = _validate_sarif(sarif)["runs"][0]["results"]
+        assert [(r["ruleId"], r["level"]) for r in results if r["level"] == "error"] == [("support-regression", "error")]
+    finally:
+        git(repo_0_5_23, "reset", "-q", "--hard", "HEAD~1")
+
+
+@pytest.mark.real
+def test_real_base_class_rename_names_every_entry_that_lost_support(repo_0_5_23, lint_cache):
+    """#25 case 1 and 5: renaming DeepseekV2ForCausalLM's setter drops EAGLE-3 from five models (ok ->
+    missing) and breaks Kimi-K2.5's delegation (ok -> broken): one support-regression per entry class,
+    all at the renamed def; Kimi's broken delegation suggests the renamed method, not DFlash's setter."""
+    line = line_of(repo_0_5_23, DEEPSEEK, "    def set_eagle3_layers_to_capture(")
+    commit_edits(repo_0_5_23, DEEPSEEK, ("    def set_eagle3_layers_to_capture(", "    def set_eagle3_layers("))
+    try:
+        code, text = gate(repo_0_5_23, lint_cache, "--format", "json")
+        assert code == 1
+        result = json.loads(text)
+        lost = [(f["file"], f["line"], f["entry"], f["message"].split(": the change")[0].rsplit("(", 1)[1])
+                for f in result["findings"] if f["slug"] == "support-regression"]
+        assert sorted(e for _, _, e, _ in lost) == sorted(DEEPSEEK_FAMILY)
+        assert {(file, at) for file, at, _, _ in lost} == {(DEEPSEEK, line)}
+        assert {e: change for _, _, e, change in lost}[KIMI_ENTRY] == "ok -> broken)"
+        assert {change for _, _, e, change in lost if e != KIMI_ENTRY} == {"ok -> missing)"}
+        broken = next(f for f in result["findings"] if f["slug"] == "broken-delegation")
+        assert broken["file"] == KIMI and broken["message"].endswith("(did you mean set_eagle3_layers?)")
+        assert not any(f["slug"] == "support-regression" for f in result["fixed"])
+    finally:
+        git(repo_0_5_23, "reset", "-q", "--hard", "HEAD~1")
+
+
+@pytest.mark.real
+def test_real_misspelled_write_in_the_no_ids_branch(repo_0_5_23, lint_cache):
+    """#25 case 2: a misspelled state write in Qwen2's no-ids branch is a dead-write on that branch
+    (the verdict was `ok`, exit 0, and `fixed: 3`); the row says what a draft without ids gets, and
+    the unchanged findings of the edited statement stay unchanged (nothing fixed)."""
+    commit_edits(repo_0_5_23, QWEN2, (QWEN2_FALLBACK,
+                                      "            self.model.layer_to_capture = [2, num_layers // 2, num_layers - 3]\n"))
+    try:
+        code, text = gate(repo_0_5_23, lint_cache, "--format", "json", "--fail-on", "info")
+        assert code == 1
+        result = json.loads(text)
+        assert [(f["slug"], f["file"], f["line"], f["entries"]) for f in result["findings"]] == [
+            ("support-regression", QWEN2, 788, [QWEN2_ENTRY]), ("dead-write", QWEN2, 788, [QWEN2_ENTRY])]
+        assert "self.model.layer_to_capture is written only when layer_ids is None (the fallback path)" \
+            in result["findings"][1]["message"]
+        assert result["fixed"] == [] and result["unreached"] == []
+        row = next(m for m in result["models"] if m["entry"] == QWEN2_ENTRY and m["protocol"] == "sglang-eagle3")
+        assert row["verdict"] == "broken" and "a draft on that path gets nothing captured" in row["reason"]
+    finally:
+        git(repo_0_5_23, "reset", "-q", "--hard", "HEAD~1")
+
+
+@pytest.mark.real
+@pytest.mark.parametrize("edits", [
+    # move: the setter goes above get_embed_and_head
+    "move",
+    # rename a local, reformat the fallback list onto one line, add comments
+    [("num_layers", "n"), (QWEN2_FALLBACK, "            # the usual default layers\n"
+                                           "            self.model.layers_to_capture = [2, n // 2, n - 3]\n")],
+    # reformat the other way: the explicit branch spread over lines, a comment after it
+    [("            self.model.layers_to_capture = [val + 1 for val in layer_ids]\n",
+      "            self.model.layers_to_capture = [\n                val + 1\n                for val in layer_ids\n"
+      "            ]  # shifted by one\n")],
+], ids=["move", "rename-reformat-comment", "reformat-explicit"])
+def test_real_findings_keep_their_identity_across_edits(repo_0_5_23, lint_cache, edits):
+    """#25 case 3: edits that keep what the code means leave every finding of the re-traced chains
+    unchanged: nothing new (info included), nothing fixed, nothing unreached."""
+    path = repo_0_5_23 / QWEN2
+    text = path.read_text()
+    start = text.index("    def set_eagle3_layers_to_capture(")
+    end = text.index("\n\nEntryClass")
+    setter = text[start:end] + "\n\n"
+    if edits == "move":
+        anchor = "    def get_embed_and_head(self):"
+        edits = [(setter, ""), (anchor, setter + anchor)]
+    text_after = text
+    for old, new in edits:
+        text_after = text_after.replace(old, new) if old == "num_layers" else text_after.replace(old, new, 1)
+    assert text_after != text
+    path.write_text(text_after.rstrip("\n") + "\n")
+    git(repo_0_5_23, "commit", "-q", "-am", "edit")
+    try:
+        code, out = gate(repo_0_5_23, lint_cache, "--format", "json", "--fail-on", "info")
+        result = json.loads(out)
+        assert (code, result["findings"], result["fixed"], result["unreached"]) == (0, [], [], [])
+        assert result["unchanged"] >= 10 and QWEN2_ENTRY in result["affected"]["sglang-eagle3"]
+    finally:
+        git(repo_0_5_23, "reset", "-q", "--hard", "HEAD~1")
+
+
+@pytest.mark.real
+def test_real_the_change_cannot_suppress_its_own_new_error(repo_0_5_23, lint_cache):
+    """#25 case 4: a `# tracer: ignore` the change adds to its own new error is a new-suppression
+    error under --base (it was "1 suppressed inline", exit 0); a suppression the base had stands."""
+    commit_edits(repo_0_5_23, KIMI, ("self.language_model.set_eagle3_layers_to_capture(layer_ids)",
+                                     "self.language_model.set_eagle3_layers_to_capture()  # tracer: ignore[ids-dropped]"))
+    line = line_of(repo_0_5_23, KIMI, "# tracer: ignore[ids-dropped]")
+    try:
+        col = (repo_0_5_23 / KIMI).read_text().splitlines()[line - 1].index("# tracer") + 1
+        code, text = gate(repo_0_5_23, lint_cache)
+        assert code == 1
+        assert (f"{KIMI}:{line}:{col}: new-suppression [error] `# tracer: ignore[ids-dropped]` is added by this change "
+                "and hides a new ids-dropped finding") in text
+        assert "under --base, suppressions come from the base" in text
+        code, text = gate(repo_0_5_23, lint_cache, "--ignore", "new-suppression", "--ignore", "support-regression")
+        assert code == 0  # a team that trusts its authors' suppressions says so
+        # Once merged, the suppression is the base's: the next change that leaves the line alone passes.
+        (repo_0_5_23 / KIMI).write_text((repo_0_5_23 / KIMI).read_text() + "# a later change\n")
+        git(repo_0_5_23, "commit", "-q", "-am", "later")
+        code, text = gate(repo_0_5_23, lint_cache, "--format", "json")
+        assert code == 0 and json.loads(text)["findings"] == []
+        git(repo_0_5_23, "reset", "-q", "--hard", "HEAD~1")
+    finally:
+        git(repo_0_5_23, "reset", "-q", "--hard", "HEAD~1")
