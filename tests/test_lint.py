@@ -500,8 +500,16 @@ def test_real_upgrade_introduces_the_qwen3_vl_dflash_delegation(release_pair):
 def test_real_pair_is_symmetric(release_pair):
     """What the upgrade introduces for the protocol both releases have, the downgrade fixes, and back."""
     def eagle3(findings):
-        return {(f["slug"], f["file"], f["line"]) for f in findings if f["protocol"] in ("sglang-eagle3", "")}
+        return {(f["slug"], f["file"], f["line"]) for f in findings if f["protocol"] in ("sglang-eagle3", "")
+                and not f["slug"].startswith("support-")}
+
+    def changed(findings, slug):
+        return {(f["protocol"], f["entry"]) for f in findings if f["slug"] == slug}
     up, down = release_pair["up"], release_pair["down"]
+    # a verdict one way loses is a verdict the other way gains (the upgrade also adds entry classes)
+    assert changed(down["findings"], "support-regression") <= changed(up["findings"], "support-gained")
+    assert changed(up["findings"], "support-regression") <= changed(down["findings"], "support-gained")
+    assert changed(down["findings"], "support-regression")
     # gone = fixed, or no longer reached (the head's chain of that entry now breaks before it)
     assert eagle3(up["fixed"] + up["unreached"]) == eagle3(down["findings"])
     assert eagle3(down["fixed"] + down["unreached"]) == eagle3(up["findings"])
@@ -511,7 +519,11 @@ def test_real_pair_is_symmetric(release_pair):
             assert all(verdicts[(f["protocol"], e)] in ("broken", "unknown", "missing") for e in f["entries"]), (f["slug"], [verdicts[(f["protocol"], e)] for e in f["entries"]])
     # 0.5.16 adds DFlash: every DFlash finding is new in the upgrade and fixed in the downgrade.
     assert any(f["protocol"] == "sglang-dflash" for f in up["findings"])
-    assert not any(f["protocol"] == "sglang-dflash" for f in down["findings"])
+    # ... and in the downgrade DFlash is gone: its findings are not new, every model it worked for lost it
+    assert {f["slug"] for f in down["findings"] if f["protocol"] == "sglang-dflash"} == {"support-regression"}
+    assert changed(down["findings"], "support-regression") >= {
+        ("sglang-dflash", m["entry"]) for m in up["models"] if m["protocol"] == "sglang-dflash"
+        and m["verdict"] == "ok" and not m["draft"] and m["entry"] in {n["entry"] for n in down["models"]}} - {None}
 
 
 @pytest.mark.real
@@ -560,7 +572,7 @@ def test_real_broken_wrapper_commit_fails_the_lint(repo_0_5_23, lint_cache, file
         result = json.loads(out.stdout)
         errors = [(f["slug"], f["file"], f["line"], f["entries"]) for f in result["findings"]
                   if f["severity"] == "error"]
-        assert errors == [(slug, file, line, [entry])]
+        assert errors == [("support-regression", file, line, [entry]), (slug, file, line, [entry])]
         assert set(result["affected"]["sglang-eagle3"]) == {entry}
         assert result["stats"]["mode"] == "re-trace"
         if slug == "broken-delegation" and file == KIMI:
@@ -594,7 +606,7 @@ def test_real_next_commit_derives_its_base(repo_0_5_23, lint_cache):
         derived_matches_fresh(repo_0_5_23, lint_cache)
         result = lint(repo_0_5_23, None, LintConfig(), options(lint_cache))
         assert [(f["slug"], f["file"]) for f in result["findings"] if f["severity"] == "error"] == [
-            ("broken-delegation", MLLAMA4)]
+            ("support-regression", MLLAMA4), ("broken-delegation", MLLAMA4)]
     finally:
         git(repo_0_5_23, "reset", "-q", "--hard", "HEAD~1")
 
