@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+from difflib import SequenceMatcher
 from pathlib import Path
 
 import pytest
@@ -20,7 +21,7 @@ from tracer.cli import main
 from tracer.config.settings import LintConfig, is_excluded, load_config, merge
 from tracer.index.discover import UsageError
 from tracer.lint.baseline import write_baseline
-from tracer.lint.fingerprint import enclosing_def, fingerprint
+from tracer.lint.fingerprint import Identity, anchor, enclosing_def, fingerprint, match
 from tracer.lint.lint import lint
 from tracer.lint.records import Options
 from tracer.lint.suppress import SourceLines, apply_to_json, parse_suppression
@@ -164,6 +165,49 @@ def test_fingerprint_survives_line_moves(tmp_path):
     two = fingerprint(lines, {"file": "b.py", "line": 6, "protocol": "p"})
     assert one == two
     assert one != fingerprint(lines, {"file": "a.py", "line": 2, "protocol": "p"})
+
+
+def test_fingerprint_survives_reformat_renamed_locals_and_comments(tmp_path):
+    """The fingerprint hashes the statement's normalised tokens: layout, comments and local names go,
+    attribute names, literals and operators stay; the anchor is the file and the enclosing def."""
+    (tmp_path / "a.py").write_text(
+        "class A:\n    def setter(self, ids=None):\n        if ids is None:\n            num_layers = 8\n"
+        "            self.model.layers_to_capture = [\n                2,\n                num_layers // 2,\n"
+        "            ]  # defaults\n")
+    (tmp_path / "b.py").write_text(
+        "class A:\n    def setter(self, ids=None):\n        if ids is None:\n            n = 8\n"
+        "            # the usual defaults\n            self.model.layers_to_capture = [2, n // 2]\n")
+    (tmp_path / "c.py").write_text(
+        "class A:\n    def setter(self, ids=None):\n        if ids is None:\n            n = 8\n"
+        "            self.model.layer_to_capture = [2, n // 2]\n")
+    lines = SourceLines(tmp_path)
+    a, b, c = ({"file": name, "line": line, "protocol": "p"} for name, line in (("a.py", 5), ("b.py", 6), ("c.py", 5)))
+    assert fingerprint(lines, a) == fingerprint(lines, b)
+    assert fingerprint(lines, c) != fingerprint(lines, b)  # another attribute: another statement
+    assert fingerprint(lines, a) != fingerprint(lines, dict(a, protocol="q"))
+    assert [anchor(lines, f) for f in (a, b, c)] == ["a.py::A.setter", "b.py::A.setter", "c.py::A.setter"]
+
+
+def test_match_pairs_the_strictest_tier_first():
+    """Exact twins pair first; an edited statement pairs with its old self by anchor (the most alike
+    message among several); code moved to another def pairs by fingerprint; the rest is new or gone."""
+    def ident(anchor_, fp, entry="E"):
+        return Identity("dead-write", "p", entry, anchor_, fp)
+
+    base = [(ident("f::A.s", "x1"), {"message": "self.a is written"}),
+            (ident("f::A.s", "x2"), {"message": "self.b is written only when ids is None"}),
+            (ident("f::A.t", "x3"), {"message": "moved"}),
+            (ident("f::A.u", "x4"), {"message": "fixed"})]
+    head = [(ident("f::A.s", "y2"), {"message": "self.b2 is written only when ids is None"}),
+            (ident("f::A.s", "x1"), {"message": "self.a is written"}),
+            (ident("g::B.t", "x3"), {"message": "moved"}),
+            (ident("f::A.s", "x1", entry="F"), {"message": "self.a is written"})]
+    pairs, gone, fresh = match(base, head, lambda b, h: SequenceMatcher(None, b["message"], h["message"]).ratio())
+    assert [(b["message"], h["message"]) for b, h in pairs] == [
+        ("self.a is written", "self.a is written"),
+        ("self.b is written only when ids is None", "self.b2 is written only when ids is None"),
+        ("moved", "moved")]
+    assert [i.fingerprint for i, _ in gone] == ["x4"] and [i.entry for i, _ in fresh] == ["F"]
 
 
 # -- lint on a small tree -------------------------------------------------------------------

@@ -80,6 +80,8 @@ def statement_tokens(lines: list[str], number: int) -> list[str]:
             if token.type in (tokenize.COMMENT, tokenize.NL, tokenize.INDENT, tokenize.DEDENT):
                 continue
             value = token.string
+            if value in (")", "]", "}") and found and found[-1] == ",":
+                found.pop()  # a formatter's trailing comma is layout
             if token.type == tokenize.NAME and not keyword.iskeyword(value) and previous not in (".", "def", "class"):
                 value = "_"
             found.append(value)

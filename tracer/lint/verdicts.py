@@ -27,12 +27,18 @@ class Sources:
 
     def __init__(self, base_text: Callable[[str], str | None], head_text: Callable[[str], str | None]):
         self._read = {"base": base_text, "head": head_text}
+        self._texts: dict[tuple[str, str], str | None] = {}
         self._spans: dict[tuple[str, str], list[tuple[int, int]] | None] = {}
+
+    def text(self, side: str, path: str) -> str | None:
+        if (side, path) not in self._texts:
+            self._texts[(side, path)] = self._read[side](path)
+        return self._texts[(side, path)]
 
     def spans(self, side: str, path: str) -> list[tuple[int, int]] | None:
         key = (side, path)
         if key not in self._spans:
-            text = self._read[side](path)
+            text = self.text(side, path)
             try:
                 tree = ast.parse(text) if text is not None else None
             except (SyntaxError, ValueError, RecursionError):
@@ -41,6 +47,12 @@ class Sources:
                 (min([n.lineno] + [d.lineno for d in n.decorator_list]), n.end_lineno or n.lineno)
                 for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
         return self._spans[key]
+
+    def indent(self, side: str, path: str, line: int) -> int:
+        """The column a line's code starts at (0 when unknown)."""
+        lines = (self.text(side, path) or "").splitlines()
+        text = lines[line - 1] if 0 < line <= len(lines) else ""
+        return len(text) - len(text.lstrip())
 
     def span(self, side: str, path: str, line: int) -> tuple[int, int]:
         """The innermost def around ``line`` (the line alone outside any def)."""
@@ -114,11 +126,13 @@ def verdict_changes(record: dict, head: dict, diffs: Callable[[], dict[str, File
                        if h.get("kind") == "setter"), "the setter")
         if regression:
             made = finding("support-regression", "", protocol=key[0], entry=key[1], file=path, line=line,
-                           chain=chain, setter=setter, entry_name=name, before=was, after=now, what=what,
+                           col=sources.indent("head", path, line), chain=chain, setter=setter, entry_name=name,
+                           before=was, after=now, what=what,
                            why=model.get("reason") or now)
         else:
             made = finding("support-gained", "new" if was is None else "", protocol=key[0], entry=key[1],
-                           file=path, line=line, chain=chain, setter=setter, entry_name=name, before=was or "",
+                           file=path, line=line, col=sources.indent("head", path, line), chain=chain,
+                           setter=setter, entry_name=name, before=was or "",
                            what=what)
         found.append(dict(finding_to_json(made), entries=[key[1]], entry=key[1]))
     return found
