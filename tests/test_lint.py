@@ -739,12 +739,12 @@ def test_real_renamed_setter_is_a_support_regression(repo_0_5_23, lint_cache):
     try:
         code, text = gate(repo_0_5_23, lint_cache)
         assert code == 1
-        assert (f"{GPT_OSS}:1337:1: support-regression [error] GptOssForCausalLM loses sglang-eagle3 support "
+        assert (f"{GPT_OSS}:1337:5: support-regression [error] GptOssForCausalLM loses sglang-eagle3 support "
                 "(ok -> missing): the change edits the setter hop GptOssForCausalLM.set_eagle3_layers_to_capture "
                 f"({GPT_OSS}:1337 at the base); now: no set_eagle3_layers_to_capture in the MRO of "
                 "GptOssForCausalLM") in text
         code, github = gate(repo_0_5_23, lint_cache, "--format", "github")
-        assert code == 1 and f"::error file={GPT_OSS},line=1337,col=1,title=tracer support-regression::" in github
+        assert code == 1 and f"::error file={GPT_OSS},line=1337,col=5,title=tracer support-regression::" in github
         assert "no findings" not in github
         code, sarif = gate(repo_0_5_23, lint_cache, "--format", "sarif")
         results = _validate_sarif(sarif)["runs"][0]["results"]
