@@ -99,6 +99,7 @@ def verdict_changes(record: dict, head: dict, diffs: Callable[[], dict[str, File
                     sources: Sources) -> list[dict]:
     """support-regression / support-gained findings (scan-JSON shaped) for the re-traced entries."""
     base_models = {(m["protocol"], m["entry"]): m for m in record["scan"]["models"]}
+    base_entries = {entry for _, entry in base_models}
     found: list[dict] = []
     models = list(head["models"])
     for (proto, entry), before in base_models.items():
@@ -130,9 +131,9 @@ def verdict_changes(record: dict, head: dict, diffs: Callable[[], dict[str, File
                            before=was, after=now, what=what,
                            why=model.get("reason") or now)
         else:
-            made = finding("support-gained", "new" if was is None else "", protocol=key[0], entry=key[1],
-                           file=path, line=line, col=sources.indent("head", path, line), chain=chain,
-                           setter=setter, entry_name=name, before=was or "",
+            made = finding("support-gained", "new" if key[1] not in base_entries else "", protocol=key[0],
+                           entry=key[1], file=path, line=line, col=sources.indent("head", path, line), chain=chain,
+                           setter=setter, entry_name=name, before=was or "not traced",
                            what=what)
         found.append(dict(finding_to_json(made), entries=[key[1]], entry=key[1]))
     return found
