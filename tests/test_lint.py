@@ -225,8 +225,8 @@ def test_lint_dropped_ids_in_working_tree(ok_repo, tmp_path):
     result = lint(ok_repo, None, LintConfig(), options(cache, ["sglang-eagle3"]))
     errors = [f for f in result["findings"] if f["severity"] == "error"]
     # the finding, and the verdict change it causes (Kimi-K2.5: ok -> broken), both at the edited line
-    assert [(f["slug"], f["file"], f["line"]) for f in errors] == [("support-regression", KIMI, line),
-                                                                     ("ids-dropped", KIMI, line)]
+    assert [(f["slug"], f["file"], f["line"]) for f in errors] == [("ids-dropped", KIMI, line),
+                                                                     ("support-regression", KIMI, line)]
     assert [f["entries"] for f in errors] == [[KIMI_ENTRY], [KIMI_ENTRY]]
     assert result["affected"]["sglang-eagle3"] == [KIMI_ENTRY]  # only the chain through the touched file
     assert result["stats"]["mode"] == "re-trace"
@@ -274,7 +274,7 @@ def test_lint_base_ref_commits_and_suppression(ok_repo, tmp_path):
     against_head = lint(ok_repo, None, LintConfig(), options(cache, ["sglang-eagle3"]))
     assert against_head["findings"] == []  # committed: the working tree matches HEAD
     branch = lint(ok_repo, "HEAD~1", LintConfig(), options(cache, ["sglang-eagle3"]))
-    assert [(f["slug"], f["line"]) for f in branch["findings"]] == [("support-regression", line), ("ids-dropped", line)]
+    assert [(f["slug"], f["line"]) for f in branch["findings"]] == [("ids-dropped", line), ("support-regression", line)]
     # The other direction: the fix shows up as fixed.
     git(ok_repo, "checkout", "-q", "HEAD~1", "--", KIMI)
     fixed = lint(ok_repo, None, LintConfig(), options(cache, ["sglang-eagle3"]))
@@ -319,7 +319,7 @@ def test_baseline_accepts_findings_across_line_moves(ok_repo, tmp_path):
     # the verdict change it causes (ok -> broken) is accepted with it
     assert result["findings"] == [] and [f["slug"] for f in result["baselined"]] == ["ids-dropped", "support-regression"]
     loud = lint(ok_repo, "HEAD~1", config, options(cache, ["sglang-eagle3"]), use_baseline=False)
-    assert [f["slug"] for f in loud["findings"]] == ["support-regression", "ids-dropped"]
+    assert [f["slug"] for f in loud["findings"]] == ["ids-dropped", "support-regression"]
     out = CliRunner().invoke(main, ["baseline", "-C", str(ok_repo), "--protocol", "sglang-eagle3",
                                     "--cache-dir", str(cache), "-o", str(tmp_path / "b.json")])
     assert out.exit_code == 0 and "accepted findings" in out.output
@@ -358,7 +358,7 @@ def test_base_record_after_a_commit_is_derived_from_the_parent(ok_repo, tmp_path
     edit_line(ok_repo / KIMI, "self.language_model.set_eagle3_layers_to_capture(layer_ids)",
               "self.language_model.set_eagle3_layers_to_capture()")
     first = lint(ok_repo, None, LintConfig(), options(cache, ["sglang-eagle3"]))  # base record of C0
-    assert [f["slug"] for f in first["findings"]] == ["support-regression", "ids-dropped"]
+    assert [f["slug"] for f in first["findings"]] == ["ids-dropped", "support-regression"]
     git(ok_repo, "commit", "-q", "-am", "C1: drop the ids")
     (ok_repo / "sglang/srt/models/qwen2_5_vl.py").unlink()  # the working tree moves on
     edit_line(ok_repo / "sglang/srt/models/deepseek_v2.py", "def set_eagle3_layers_to_capture(",
@@ -400,8 +400,8 @@ def test_lint_checkout_layout_and_deleted_model(tmp_path):
     edit_line(repo / "python" / KIMI, "self.language_model.set_eagle3_layers_to_capture(layer_ids)",
               "self.language_model.set_eagle3_layers_to_capture()")
     result = lint(repo, None, LintConfig(), options(tmp_path / "cache", ["sglang-eagle3"]))
-    assert [(f["slug"], f["file"]) for f in result["findings"]] == [("support-regression", "python/" + KIMI),
-                                                                     ("ids-dropped", "python/" + KIMI)]
+    assert [(f["slug"], f["file"]) for f in result["findings"]] == [("ids-dropped", "python/" + KIMI),
+                                                                     ("support-regression", "python/" + KIMI)]
 
 
 def test_scan_honours_inline_suppressions(tmp_path):
@@ -616,7 +616,7 @@ def test_real_broken_wrapper_commit_fails_the_lint(repo_0_5_23, lint_cache, file
         result = json.loads(out.stdout)
         errors = [(f["slug"], f["file"], f["line"], f["entries"]) for f in result["findings"]
                   if f["severity"] == "error"]
-        assert errors == [("support-regression", file, line, [entry]), (slug, file, line, [entry])]
+        assert errors == [(slug, file, line, [entry]), ("support-regression", file, line, [entry])]
         assert set(result["affected"]["sglang-eagle3"]) == {entry}
         assert result["stats"]["mode"] == "re-trace"
         if slug == "broken-delegation" and file == KIMI:
@@ -650,7 +650,7 @@ def test_real_next_commit_derives_its_base(repo_0_5_23, lint_cache):
         derived_matches_fresh(repo_0_5_23, lint_cache)
         result = lint(repo_0_5_23, None, LintConfig(), options(lint_cache))
         assert [(f["slug"], f["file"]) for f in result["findings"] if f["severity"] == "error"] == [
-            ("support-regression", MLLAMA4), ("broken-delegation", MLLAMA4)]
+            ("broken-delegation", MLLAMA4), ("support-regression", MLLAMA4)]
     finally:
         git(repo_0_5_23, "reset", "-q", "--hard", "HEAD~1")
 
@@ -789,9 +789,9 @@ def test_real_misspelled_write_in_the_no_ids_branch(repo_0_5_23, lint_cache):
         assert code == 1
         result = json.loads(text)
         assert [(f["slug"], f["file"], f["line"], f["entries"]) for f in result["findings"]] == [
-            ("support-regression", QWEN2, 788, [QWEN2_ENTRY]), ("dead-write", QWEN2, 788, [QWEN2_ENTRY])]
+            ("dead-write", QWEN2, 788, [QWEN2_ENTRY]), ("support-regression", QWEN2, 788, [QWEN2_ENTRY])]
         assert "self.model.layer_to_capture is written only when layer_ids is None (the fallback path)" \
-            in result["findings"][1]["message"]
+            in result["findings"][0]["message"]
         assert result["fixed"] == [] and result["unreached"] == []
         row = next(m for m in result["models"] if m["entry"] == QWEN2_ENTRY and m["protocol"] == "sglang-eagle3")
         assert row["verdict"] == "broken" and "a draft on that path gets nothing captured" in row["reason"]
