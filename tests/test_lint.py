@@ -851,6 +851,7 @@ def test_real_the_change_cannot_suppress_its_own_new_error(repo_0_5_23, lint_cac
         assert (f"{KIMI}:{line}:{col}: new-suppression [error] `# tracer: ignore[ids-dropped]` is added by this change "
                 "and hides a new ids-dropped finding") in text
         assert "under --base, suppressions come from the base" in text
+        assert "1 suppressed inline (1 of them added by the change itself: new-suppression)" in text
         code, text = gate(repo_0_5_23, lint_cache, "--ignore", "new-suppression", "--ignore", "support-regression")
         assert code == 0  # a team that trusts its authors' suppressions says so
         # Once merged, the suppression is the base's: the next change that leaves the line alone passes.

@@ -328,7 +328,9 @@ def summary_line(result: dict) -> str:
     traced = sum(len(v) for v in result.get("affected", {}).values())
     extra = []
     if result.get("suppressed"):
-        extra.append(f"{len(result['suppressed'])} suppressed inline")
+        added = sum(1 for f in result["findings"] if f["slug"] == "new-suppression")
+        extra.append(f"{len(result['suppressed'])} suppressed inline"
+                     + (f" ({added} of them added by the change itself: new-suppression)" if added else ""))
     if result.get("baselined"):
         extra.append(f"{len(result['baselined'])} in the baseline")
     if result.get("unreached"):
