@@ -63,7 +63,7 @@ NEW_SUPPRESSION = Check(
     summary="the change adds a `# tracer: ignore` for one of its own new findings",
     what="Under `tracer lint --base`, suppressions come from the base: a `# tracer: ignore` comment on a line the "
          "change adds or edits, silencing a finding that is new in the change, is reported at the gate's severity "
-         "(`fail-on`), naming the finding it hides.",
+         "(`fail-on`) when the finding it hides would fail the gate (as info otherwise), naming that finding.",
     why="A pull request must not steer its own verdict: the configuration and the baseline already come from the "
         "base commit, and an inline comment written by the same change would pass any new error.",
     example="+        self.model.layer_to_capture = [val + 1 for val in layer_ids]  # tracer: ignore[dead-write]",

@@ -211,7 +211,9 @@ def _new_suppression(root: Path, hidden: dict, entries: list[str], config: LintC
                                    entry=entries[0] if entries else None, file=hidden["file"], line=hidden["line"],
                                    col=col, chain=tuple(hidden.get("chain") or ()), what=what, rule=hidden["slug"],
                                    message=hidden["message"]))
-    severity = config.fail_on if config.fail_on in ("error", "warning", "info") else made["severity"]
+    # at the gate's severity when the hidden finding would fail the gate; else it only says so
+    gated = config.fail_on in ("error", "warning", "info") and at_least(hidden["severity"], config.fail_on)
+    severity = config.fail_on if gated else "info" if config.fail_on != "never" else made["severity"]
     return dict(made, severity=severity, entries=entries, hides=hidden)
 
 
