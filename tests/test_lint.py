@@ -302,6 +302,21 @@ def test_lint_base_ref_commits_and_suppression(ok_repo, tmp_path):
     assert sorted(f["slug"] for f in stale["findings"]) == ["ids-dropped", "support-regression", "unused-suppression"]
 
 
+def test_lint_regression_names_the_reader_hop_that_changed(ok_repo, tmp_path):
+    """A change to the decoder's forward (it stops reading the state) breaks every model whose chain
+    reads there: each one's support-regression points at the changed line in Qwen2Model.forward and
+    names that read hop; the dead write itself is reported where the setter stores the ids."""
+    qwen2 = "sglang/srt/models/qwen2.py"
+    line = edit_line(ok_repo / qwen2, "if i in self.layers_to_capture:", "if i in self.layer_ids_seen:")
+    result = lint(ok_repo, None, LintConfig(), options(tmp_path / "cache", ["sglang-eagle3"]))
+    lost = [f for f in result["findings"] if f["slug"] == "support-regression"]
+    assert lost and {(f["file"], f["line"]) for f in lost} == {(qwen2, line)}
+    assert all("the change edits the read hop Qwen2Model.forward" in f["message"] for f in lost)
+    assert "sglang.srt.models.qwen2.Qwen2ForCausalLM" in {f["entry"] for f in lost}
+    dead = [f for f in result["findings"] if f["slug"] == "dead-write"]
+    assert dead and all(f["file"] == qwen2 and f["line"] != line for f in dead)
+
+
 def test_baseline_accepts_findings_across_line_moves(ok_repo, tmp_path):
     cache = tmp_path / "cache"
     edit_line(ok_repo / KIMI, "self.language_model.set_eagle3_layers_to_capture(layer_ids)",
