@@ -210,6 +210,19 @@ def test_match_pairs_the_strictest_tier_first():
     assert [i.fingerprint for i, _ in gone] == ["x4"] and [i.entry for i, _ in fresh] == ["F"]
 
 
+def test_did_you_mean_never_offers_another_protocols_setter():
+    """#25 case 5: a misspelled or renamed method is suggested; a name that swaps one of the wanted
+    name's words for an unlike one (DFlash's setter for EAGLE-3's) names another thing: no suggestion."""
+    from tracer.analysis.flow_values import closest
+
+    wanted = "set_eagle3_layers_to_capture"
+    assert closest(wanted, ["set_dflash_layers_to_capture", "set_eagle3_layers", "forward"]) == "set_eagle3_layers"
+    assert closest(wanted, ["set_dflash_layers_to_capture", "set_dspark_layers_to_capture", "forward"]) == ""
+    assert closest(wanted, ["set_eagle3_layer_to_capture", "set_dflash_layers_to_capture"]) == \
+        "set_eagle3_layer_to_capture"
+    assert closest("layers_to_captur", ["layers_to_capture", "layer_ids"]) == "layers_to_capture"
+
+
 # -- lint on a small tree -------------------------------------------------------------------
 
 def test_lint_clean_tree_and_no_change(ok_repo, tmp_path):
