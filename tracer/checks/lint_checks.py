@@ -10,7 +10,9 @@ from tracer.checks.trees import SETTER, mark, model, model_file
 _RENAMED = SETTER.replace("def set_eagle3_layers_to_capture(", "def set_eagle3_layers(")
 _COMMENTED = SETTER.replace("        self.capture_aux_hidden_states = True\n",
                             "        # the flag the logits processor reads\n        self.capture_aux_hidden_states = True\n")
-_NO_SETTER = model(setter="")
+_EXPLICIT = "self.model.layers_to_capture = [val + 1 for val in layer_ids]"
+_MISSPELT = "self.model.layer_to_capture = [val + 1 for val in layer_ids]"
+_IGNORED = "  # tracer: ignore[dead-write]"
 
 SUPPORT_REGRESSION = Check(
     slug="support-regression", severity="error", stage="lint",
@@ -72,17 +74,19 @@ NEW_SUPPRESSION = Check(
     messages={"": "{what} is added by this change and hides a new {rule} finding ({message}); under --base, "
                   "suppressions come from the base"},
     hints={"": "Fix the {rule} finding, or accept it in the base (a baseline entry) before this change."},
-    fires=(example(model_file("foo", model(setter=SETTER.replace(
-        "self.model.layers_to_capture = [val + 1 for val in layer_ids]",
-        "self.model.layer_to_capture = [val + 1 for val in layer_ids]  # tracer: ignore[dead-write]  "
-        "# expect: new-suppression"))), base_files=(model_file("foo", model()),)),),
-    quiet=(example(model_file("foo", model(setter=SETTER.replace(
-        "self.model.layers_to_capture = [val + 1 for val in layer_ids]",
-        "self.model.layers_to_capture = [val + 1 for val in layer_ids]  # tracer: ignore[ids-dropped]"))),
-        base_files=(model_file("foo", model(setter=SETTER.replace(
-            "self.model.layers_to_capture = [val + 1 for val in layer_ids]",
-            "self.model.layers_to_capture = [val + 1 for val in layer_ids]  # tracer: ignore[ids-dropped]"))),),
-        note="a suppression the base already had"),),
+    fires=(example(model_file("foo", model(setter=SETTER.replace(_EXPLICIT, _MISSPELT + _IGNORED
+                                                                  + "  # expect: new-suppression"))),
+                   base_files=(model_file("foo", model()),)),),
+    quiet=(
+        # the base had the finding and its suppression; the change edits another line
+        example(model_file("foo", model(setter=_COMMENTED.replace(_EXPLICIT, _MISSPELT + _IGNORED))),
+                base_files=(model_file("foo", model(setter=SETTER.replace(_EXPLICIT, _MISSPELT + _IGNORED))),),
+                note="a suppression the base already had"),
+        # the finding was there at the base: the change may suppress what it did not introduce
+        example(model_file("foo", model(setter=SETTER.replace(_EXPLICIT, _MISSPELT + _IGNORED))),
+                base_files=(model_file("foo", model(setter=SETTER.replace(_EXPLICIT, _MISSPELT))),),
+                note="a suppression of an old finding"),
+    ),
 )
 
 CHECKS = (SUPPORT_REGRESSION, SUPPORT_GAINED, NEW_SUPPRESSION)
