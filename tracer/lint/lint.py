@@ -12,10 +12,14 @@ Only what a change touches is re-traced, and only what it changes is reported:
    change (a base class, an inner model, a delegate); those are re-traced on the
    working tree, lazily, from the summary cache; a touched file outside the
    model folders re-runs the runner analysis;
-4. findings are compared by (slug, protocol, entry, fingerprint), where the
-   fingerprint hashes the enclosing def and the stripped source line, so a line
-   moved by an unrelated edit is the same finding; what is left is filtered by
-   `[tool.tracer]` excludes, inline `# tracer: ignore[...]` and the baseline.
+4. findings are paired by their facts (slug, protocol, entry) and, strictest
+   first, their anchor (file and enclosing def) and fingerprint (the statement's
+   normalised tokens) (fingerprint.py), so moved, reformatted or commented code
+   is the same finding; what is left is filtered by `[tool.tracer]` excludes,
+   inline `# tracer: ignore[...]` (with --base, the base's: a suppression the
+   change adds for its own new finding is `new-suppression`) and the baseline;
+5. each re-traced entry's verdict is compared with the base's (verdicts.py):
+   `ok` lost is `support-regression`, gained is `support-gained`.
 
 A lint whose inputs (base commit, touched files' contents, options, baseline)
 did not change since the last run is answered from a result cache.
