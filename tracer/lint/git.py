@@ -127,39 +127,38 @@ class FileDiff:
         return self.added or any(c <= line <= d for c, d in self.new)
 
 
-def diff_lines(root: Path, commit: str, paths: list[str]) -> dict[str, FileDiff]:
-    """Per path, the lines the working tree changes against ``commit`` (committed and not)."""
-    if not paths:
-        return {}
-    out = git(root, "diff", "-U0", "--no-ext-diff", "--no-renames", "--no-textconv", "--no-color", commit, "--", *paths)
-    found: dict[str, FileDiff] = {}
-    current = ""
-    old: list[tuple[int, int]] = []
-    new: list[tuple[int, int]] = []
-    added = False
+class ChangedLines:
+    """Per touched path, the lines the working tree changes against ``commit`` (committed and
+    not), read on demand with one ``git diff`` per path (never a header to parse: a quoted or
+    odd file name cannot mislead it); None for a path the change does not touch."""
 
-    def flush() -> None:
-        if current:
-            found[current] = FileDiff(tuple(old), tuple(new), added)
+    def __init__(self, root: Path, commit: str, touched: list[str]):
+        self.root = root
+        self.commit = commit
+        self.touched = set(touched)
+        self._seen: dict[str, FileDiff] = {}
 
-    for line in out.splitlines():
-        if line.startswith("diff --git "):
-            flush()
-            current, old, new, added = "", [], [], False
-        elif line.startswith("--- "):
-            added = line == "--- /dev/null"
-        elif line.startswith("+++ "):
-            name = line[4:]
-            current = name[2:] if name.startswith("b/") else current
-        elif line.startswith("@@"):
-            match = _HUNK.match(line)
+    def get(self, path: str) -> FileDiff | None:
+        if not self.commit or path not in self.touched:
+            return None
+        if path not in self._seen:
+            self._seen[path] = self._read(path)
+        return self._seen[path]
+
+    def __contains__(self, path: object) -> bool:
+        return isinstance(path, str) and self.get(path) is not None
+
+    def _read(self, path: str) -> FileDiff:
+        if not git(self.root, "ls-tree", "--name-only", self.commit, "--", path).strip():
+            return FileDiff(added=True)  # new in the change (committed on the branch, or untracked)
+        out = git(self.root, "diff", "-U0", "--no-ext-diff", "--no-renames", "--no-textconv", "--no-color",
+                  self.commit, "--", path)
+        old: list[tuple[int, int]] = []
+        new: list[tuple[int, int]] = []
+        for line in out.splitlines():
+            match = _HUNK.match(line) if line.startswith("@@") else None
             if match:
                 a, b, c, d = (int(g) if g is not None else 1 for g in match.groups())
                 old.append((a, a + b - 1) if b else (a + 1, a))
                 new.append((c, c + d - 1) if d else (c + 1, c))
-    flush()
-    for path in paths:  # untracked files: every line is new
-        if path not in found and (root / path).is_file():
-            if not git(root, "ls-tree", "--name-only", commit, "--", path).strip():
-                found[path] = FileDiff(added=True)
-    return found
+        return FileDiff(tuple(old), tuple(new))

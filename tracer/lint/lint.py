@@ -43,7 +43,7 @@ from tracer.lint.base import base_record
 from tracer.lint.baseline import _baseline_keys, read_baseline
 from tracer.lint.fingerprint import add_fingerprints, identities, match, message_likeness
 from tracer.lint.gate import blob_at
-from tracer.lint.git import changed_files, diff_lines, repo_root
+from tracer.lint.git import ChangedLines, changed_files, repo_root
 from tracer.lint.records import MAX_RECORD_BYTES, RECORD_VERSION, NeedFullScan, Options, lint_cache_dir, package_prefix
 from tracer.lint.retrace import full_head, retrace
 from tracer.lint.suppress import SourceLines, apply_to_json, parse_suppression
@@ -155,17 +155,11 @@ def compare(root: Path, record: dict, head: dict, touched: list[str], config: Li
         (baselined if len(listed) == len(group) else new).append(shown)
 
     commit = record.get("commit") or ""
-    changed: dict[str, dict] = {}
-
-    def diffs() -> dict:  # read once, only when a verdict changed or a suppression is in question
-        if "files" not in changed:
-            changed["files"] = diff_lines(root, commit, touched) if commit else {}
-        return changed["files"]
-
+    diffs = ChangedLines(root, commit, touched)  # read only when a verdict changed or a suppression is in question
     if gate:  # suppressions come from the base: one the change adds for its own new finding is reported
         hidden_new = [(ident, (ident, f)) for ident, (f, hidden) in head_left if hidden]
         for finding, group in _grouped(hidden_new):
-            diff = diffs().get(finding["file"])
+            diff = diffs.get(finding["file"])
             if diff is not None and diff.is_new_line(finding["line"]):
                 new.append(_new_suppression(root, finding, [i.entry for i in group if i.entry], config))
     base_text = _base_reader(root, commit)

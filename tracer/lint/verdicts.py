@@ -16,7 +16,7 @@ from pathlib import Path
 
 from tracer.checks import finding
 from tracer.index.source import read_regular_bytes
-from tracer.lint.git import FileDiff
+from tracer.lint.git import ChangedLines
 from tracer.present.scan_json import finding_to_json
 
 LOST = ("missing", "broken", "unknown")
@@ -65,7 +65,7 @@ def _short(qualname: str) -> str:
     return ".".join(parts[-2:]) if len(parts) > 1 else qualname
 
 
-def _where(model: dict, base_model: dict | None, deps: list[str], diffs: dict[str, FileDiff],
+def _where(model: dict, base_model: dict | None, deps: list[str], diffs: ChangedLines,
            sources: Sources) -> tuple[str, int, str]:
     """(file, line, what changed) for a verdict change."""
     for hop in (base_model or {}).get("chain") or ():
@@ -95,7 +95,7 @@ def _where(model: dict, base_model: dict | None, deps: list[str], diffs: dict[st
     return model["file"], model["line"], f"{_short(model['entry'])}"
 
 
-def verdict_changes(record: dict, head: dict, diffs: Callable[[], dict[str, FileDiff]],
+def verdict_changes(record: dict, head: dict, diffs: ChangedLines,
                     sources: Sources) -> list[dict]:
     """support-regression / support-gained findings (scan-JSON shaped) for the re-traced entries."""
     base_models = {(m["protocol"], m["entry"]): m for m in record["scan"]["models"]}
@@ -118,9 +118,8 @@ def verdict_changes(record: dict, head: dict, diffs: Callable[[], dict[str, File
         gain = now == "ok" and (was is None or was in LOST)
         if not (regression or gain):
             continue
-        changed = diffs()
-        deps = [p for p in record["deps"].get(f"{key[0]}|{key[1]}", []) if p in changed]
-        path, line, what = _where(model, before, deps, changed, sources)
+        deps = [p for p in record["deps"].get(f"{key[0]}|{key[1]}", []) if p in diffs]
+        path, line, what = _where(model, before, deps, diffs, sources)
         chain = tuple(h["qualname"] for h in (model.get("chain") or (before or {}).get("chain") or ()))
         name = model["entry"].rpartition(".")[2]
         setter = next((h["qualname"].rpartition(".")[2] for h in (before or model).get("chain") or ()
