@@ -801,6 +801,12 @@ def test_real_base_class_rename_names_every_entry_that_lost_support(repo_0_5_23,
         broken = next(f for f in result["findings"] if f["slug"] == "broken-delegation")
         assert broken["file"] == KIMI and broken["message"].endswith("(did you mean set_eagle3_layers?)")
         assert not any(f["slug"] == "support-regression" for f in result["fixed"])
+        code, text = gate(repo_0_5_23, lint_cache)  # the text names the first, then the others on one line
+        assert f"{DEEPSEEK}:{line}:5: support-regression [error] DeepseekV2ForCausalLM loses sglang-eagle3" in text
+        assert ("the same change costs 5 more entry classes their support: DeepseekV32ForCausalLM (ok -> missing), "
+                "DeepseekV3ForCausalLM (ok -> missing), GlmMoeDsaForCausalLM (ok -> missing), "
+                "KimiK25ForConditionalGeneration (ok -> broken), MistralLarge3ForCausalLM (ok -> missing)") in text
+        assert text.count("support-regression [error]") == 1
     finally:
         git(repo_0_5_23, "reset", "-q", "--hard", "HEAD~1")
 

@@ -294,11 +294,22 @@ def format_lint_text(result: dict) -> str:
     lines = []
     show_info = result.get("fail_on") == "info"
     hidden = 0
+    lost: dict[tuple, list[dict]] = {}  # one change that costs several entry classes their support: one entry
+    for f in result["findings"]:
+        if f["slug"] == "support-regression":
+            lost.setdefault((f["file"], f["line"], f["protocol"]), []).append(f)
     for f in result["findings"]:
         if f["severity"] == "info" and not show_info and f["slug"] != "unused-suppression":
             hidden += 1
             continue
+        group = lost.get((f["file"], f["line"], f["protocol"]), []) if f["slug"] == "support-regression" else []
+        if group and f is not group[0]:
+            continue
         lines.append(f"{f['file']}:{f['line']}:{f['col'] + 1}: {f['slug']} [{f['severity']}] {f['message']}")
+        if len(group) > 1:
+            lines.append(f"    the same change costs {len(group) - 1} more entry classes their support: " + ", ".join(
+                f"{g['entry'].rsplit('.', 1)[-1]} ({g['message'].split(' support (', 1)[1].split(')', 1)[0]})"
+                for g in group[1:]))
         if len(f.get("entries") or []) > 1:
             lines.append(f"    affects {len(f['entries'])} entry classes: "
                          + ", ".join(e.rsplit('.', 1)[-1] for e in f["entries"][:6])
