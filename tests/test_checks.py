@@ -48,9 +48,45 @@ def _tree(tmp_path, example: Example):
     return tmp_path / "tree", expected
 
 
+def _lint_findings(tmp_path, example: Example) -> tuple[list[dict], set]:
+    """A check of `tracer lint --base`: base_files committed on main, files on a branch."""
+    import dataclasses
+    import shutil
+    import subprocess
+
+    from tracer.config.settings import LintConfig
+    from tracer.lint.lint import lint
+    from tracer.lint.records import Options
+
+    repo = tmp_path / "repo"
+    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@example.com", "HOME": str(tmp_path), "PATH": "/usr/bin:/bin:/usr/local/bin",
+           "GIT_CONFIG_NOSYSTEM": "1"}
+
+    def git(*args: str) -> None:
+        subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True, env=env)
+
+    base, _ = _tree(tmp_path / "base", dataclasses.replace(example, files=example.base_files or ()))
+    shutil.copytree(base, repo)
+    git("init", "-q", "-b", "main")
+    git("add", "-A")
+    git("commit", "-q", "-m", "base")
+    git("checkout", "-q", "-b", "change")
+    head, expected = _tree(tmp_path / "head", example)
+    shutil.rmtree(repo / "sglang")
+    shutil.copytree(head / "sglang", repo / "sglang")
+    git("add", "-A")
+    git("commit", "-q", "--allow-empty", "-m", "change")
+    result = lint(repo, "main", LintConfig(fail_on="info"),
+                  Options((example.protocol,), (), str(tmp_path / "cache"), True, 1))
+    return result["findings"], expected
+
+
 def _findings(tmp_path, example: Example) -> tuple[list[dict], set]:
     from tracer.api import scan_tree
 
+    if example.base_files is not None:
+        return _lint_findings(tmp_path, example)
     root, expected = _tree(tmp_path, example)
     packs = load_protocols([example.protocol])
     result = apply_suppressions(scan_tree(root, packs, use_cache=False).result)

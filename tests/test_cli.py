@@ -94,7 +94,7 @@ def test_rules_documents_every_slug():
     assert listing.returncode == 0
     from tracer.checks import SLUGS
 
-    assert len(SLUGS) == 22  # duplicate-registration (TensorRT-LLM pack) and convention-mismatch (explain)
+    assert len(SLUGS) == 25  # duplicate-registration (TensorRT-LLM pack), convention-mismatch (explain), lint's three
     for slug in SLUGS:  # every slug the catalogue has, the explain ones and unused-suppression too
         assert slug in listing.stdout
         page = tracer("rules", slug).stdout

@@ -74,13 +74,13 @@ def lint_json(repo: Path, tmp_path: Path, *extra: str) -> tuple[int, dict, str]:
 ])
 def test_the_change_cannot_relax_its_own_gate(pr_repo, tmp_path, table):
     code, before, _ = lint_json(pr_repo, tmp_path)
-    assert code == 1 and [f["slug"] for f in before["findings"]] == ["dead-write"]
+    assert code == 1 and [f["slug"] for f in before["findings"]] == ["dead-write", "support-regression"]
     (pr_repo / "pyproject.toml").write_text(f"[tool.tracer]\n{table}\n")
     git(pr_repo, "add", "-A")
     git(pr_repo, "commit", "-qm", "relax the gate")
     code, after, stderr = lint_json(pr_repo, tmp_path)
     assert code == 1, "the change's own [tool.tracer] decided the verdict"
-    assert [f["slug"] for f in after["findings"]] == ["dead-write"]
+    assert [f["slug"] for f in after["findings"]] == ["dead-write", "support-regression"]
     assert "the change edits [tool.tracer]" in stderr and after["notes"]
 
 
@@ -95,7 +95,7 @@ def test_the_change_cannot_replace_a_builtin_pack(pr_repo, tmp_path):
     git(pr_repo, "add", "-A")
     git(pr_repo, "commit", "-qm", "own pack")
     code, result, stderr = lint_json(pr_repo, tmp_path)
-    assert code == 1 and [f["slug"] for f in result["findings"]] == ["dead-write"]
+    assert code == 1 and [f["slug"] for f in result["findings"]] == ["dead-write", "support-regression"]
     assert "adds the rules pack ci/pack.toml" in stderr
     # without --base (the author's own working tree) a shadowing pack is an error, never silent
     done = run("lint", "--cache-dir", str(tmp_path / "cache"), cwd=pr_repo)
@@ -108,7 +108,7 @@ def test_the_change_cannot_baseline_its_own_findings(pr_repo, tmp_path):
     git(pr_repo, "add", "-A")
     git(pr_repo, "commit", "-qm", "accept everything")
     code, result, stderr = lint_json(pr_repo, tmp_path)
-    assert code == 1 and [f["slug"] for f in result["findings"]] == ["dead-write"]
+    assert code == 1 and [f["slug"] for f in result["findings"]] == ["dead-write", "support-regression"]
     assert "edits the baseline .tracer-baseline.json" in stderr
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+from difflib import SequenceMatcher
 from pathlib import Path
 
 import pytest
@@ -20,7 +21,7 @@ from tracer.cli import main
 from tracer.config.settings import LintConfig, is_excluded, load_config, merge
 from tracer.index.discover import UsageError
 from tracer.lint.baseline import write_baseline
-from tracer.lint.fingerprint import enclosing_def, fingerprint
+from tracer.lint.fingerprint import Identity, anchor, enclosing_def, fingerprint, match
 from tracer.lint.lint import lint
 from tracer.lint.records import Options
 from tracer.lint.suppress import SourceLines, apply_to_json, parse_suppression
@@ -166,6 +167,62 @@ def test_fingerprint_survives_line_moves(tmp_path):
     assert one != fingerprint(lines, {"file": "a.py", "line": 2, "protocol": "p"})
 
 
+def test_fingerprint_survives_reformat_renamed_locals_and_comments(tmp_path):
+    """The fingerprint hashes the statement's normalised tokens: layout, comments and local names go,
+    attribute names, literals and operators stay; the anchor is the file and the enclosing def."""
+    (tmp_path / "a.py").write_text(
+        "class A:\n    def setter(self, ids=None):\n        if ids is None:\n            num_layers = 8\n"
+        "            self.model.layers_to_capture = [\n                2,\n                num_layers // 2,\n"
+        "            ]  # defaults\n")
+    (tmp_path / "b.py").write_text(
+        "class A:\n    def setter(self, ids=None):\n        if ids is None:\n            n = 8\n"
+        "            # the usual defaults\n            self.model.layers_to_capture = [2, n // 2]\n")
+    (tmp_path / "c.py").write_text(
+        "class A:\n    def setter(self, ids=None):\n        if ids is None:\n            n = 8\n"
+        "            self.model.layer_to_capture = [2, n // 2]\n")
+    lines = SourceLines(tmp_path)
+    a, b, c = ({"file": name, "line": line, "protocol": "p"} for name, line in (("a.py", 5), ("b.py", 6), ("c.py", 5)))
+    assert fingerprint(lines, a) == fingerprint(lines, b)
+    assert fingerprint(lines, c) != fingerprint(lines, b)  # another attribute: another statement
+    assert fingerprint(lines, a) != fingerprint(lines, dict(a, protocol="q"))
+    assert [anchor(lines, f) for f in (a, b, c)] == ["a.py::A.setter", "b.py::A.setter", "c.py::A.setter"]
+
+
+def test_match_pairs_the_strictest_tier_first():
+    """Exact twins pair first; an edited statement pairs with its old self by anchor (the most alike
+    message among several); code moved to another def pairs by fingerprint; the rest is new or gone."""
+    def ident(anchor_, fp, entry="E"):
+        return Identity("dead-write", "p", entry, anchor_, fp)
+
+    base = [(ident("f::A.s", "x1"), {"message": "self.a is written"}),
+            (ident("f::A.s", "x2"), {"message": "self.b is written only when ids is None"}),
+            (ident("f::A.t", "x3"), {"message": "moved"}),
+            (ident("f::A.u", "x4"), {"message": "fixed"})]
+    head = [(ident("f::A.s", "y2"), {"message": "self.b2 is written only when ids is None"}),
+            (ident("f::A.s", "x1"), {"message": "self.a is written"}),
+            (ident("g::B.t", "x3"), {"message": "moved"}),
+            (ident("f::A.s", "x1", entry="F"), {"message": "self.a is written"})]
+    pairs, gone, fresh = match(base, head, lambda b, h: SequenceMatcher(None, b["message"], h["message"]).ratio())
+    assert [(b["message"], h["message"]) for b, h in pairs] == [
+        ("self.a is written", "self.a is written"),
+        ("self.b is written only when ids is None", "self.b2 is written only when ids is None"),
+        ("moved", "moved")]
+    assert [i.fingerprint for i, _ in gone] == ["x4"] and [i.entry for i, _ in fresh] == ["F"]
+
+
+def test_did_you_mean_never_offers_another_protocols_setter():
+    """#25 case 5: a misspelled or renamed method is suggested; a name that swaps one of the wanted
+    name's words for an unlike one (DFlash's setter for EAGLE-3's) names another thing: no suggestion."""
+    from tracer.analysis.flow_values import closest
+
+    wanted = "set_eagle3_layers_to_capture"
+    assert closest(wanted, ["set_dflash_layers_to_capture", "set_eagle3_layers", "forward"]) == "set_eagle3_layers"
+    assert closest(wanted, ["set_dflash_layers_to_capture", "set_dspark_layers_to_capture", "forward"]) == ""
+    assert closest(wanted, ["set_eagle3_layer_to_capture", "set_dflash_layers_to_capture"]) == \
+        "set_eagle3_layer_to_capture"
+    assert closest("layers_to_captur", ["layers_to_capture", "layer_ids"]) == "layers_to_capture"
+
+
 # -- lint on a small tree -------------------------------------------------------------------
 
 def test_lint_clean_tree_and_no_change(ok_repo, tmp_path):
@@ -180,8 +237,10 @@ def test_lint_dropped_ids_in_working_tree(ok_repo, tmp_path):
     cache = tmp_path / "cache"
     result = lint(ok_repo, None, LintConfig(), options(cache, ["sglang-eagle3"]))
     errors = [f for f in result["findings"] if f["severity"] == "error"]
-    assert [(f["slug"], f["file"], f["line"]) for f in errors] == [("ids-dropped", KIMI, line)]
-    assert errors[0]["entries"] == [KIMI_ENTRY]
+    # the finding, and the verdict change it causes (Kimi-K2.5: ok -> broken), both at the edited line
+    assert [(f["slug"], f["file"], f["line"]) for f in errors] == [("ids-dropped", KIMI, line),
+                                                                     ("support-regression", KIMI, line)]
+    assert [f["entries"] for f in errors] == [[KIMI_ENTRY], [KIMI_ENTRY]]
     assert result["affected"]["sglang-eagle3"] == [KIMI_ENTRY]  # only the chain through the touched file
     assert result["stats"]["mode"] == "re-trace"
     full = lint(ok_repo, None, LintConfig(), options(cache, ["sglang-eagle3"]), full=True)
@@ -191,7 +250,7 @@ def test_lint_dropped_ids_in_working_tree(ok_repo, tmp_path):
     out = runner.invoke(main, ["lint", "-C", str(ok_repo), "--protocol", "sglang-eagle3", "--cache-dir", str(cache)])
     assert out.exit_code == 1, out.output
     assert f"{KIMI}:{line}:9: ids-dropped [error]" in out.output
-    assert "tracer lint: new findings: 1 error" in out.output
+    assert "tracer lint: new findings: 2 error" in out.output
     again = runner.invoke(main, ["lint", "-C", str(ok_repo), "--protocol", "sglang-eagle3", "--cache-dir", str(cache)])
     assert again.exit_code == 1 and "(cached result)" in again.output
     never = runner.invoke(main, ["lint", "-C", str(ok_repo), "--protocol", "sglang-eagle3", "--cache-dir", str(cache),
@@ -210,7 +269,10 @@ def test_lint_base_class_change_reaches_the_wrappers(ok_repo, tmp_path):
     result = lint(ok_repo, None, LintConfig(), options(tmp_path / "cache", ["sglang-eagle3"]))
     assert KIMI_ENTRY in result["affected"]["sglang-eagle3"]
     kimi = [(f["slug"], f["file"], f["line"]) for f in result["findings"] if KIMI_ENTRY in f["entries"]]
-    assert kimi == [("broken-delegation", KIMI, delegation)]
+    renamed = next(i for i, text in enumerate((ok_repo / "sglang/srt/models/deepseek_v2.py").read_text().splitlines(), 1)
+                   if "def set_eagle3_layers(" in text)
+    assert kimi == [("support-regression", "sglang/srt/models/deepseek_v2.py", renamed),
+                    ("broken-delegation", KIMI, delegation)]
     full = lint(ok_repo, None, LintConfig(), options(tmp_path / "cache", ["sglang-eagle3"]), full=True)
     assert brief(full["findings"]) == brief(result["findings"])
     assert brief(full["fixed"]) == brief(result["fixed"])
@@ -225,19 +287,47 @@ def test_lint_base_ref_commits_and_suppression(ok_repo, tmp_path):
     against_head = lint(ok_repo, None, LintConfig(), options(cache, ["sglang-eagle3"]))
     assert against_head["findings"] == []  # committed: the working tree matches HEAD
     branch = lint(ok_repo, "HEAD~1", LintConfig(), options(cache, ["sglang-eagle3"]))
-    assert [(f["slug"], f["line"]) for f in branch["findings"]] == [("ids-dropped", line)]
+    assert [(f["slug"], f["line"]) for f in branch["findings"]] == [("ids-dropped", line), ("support-regression", line)]
     # The other direction: the fix shows up as fixed.
     git(ok_repo, "checkout", "-q", "HEAD~1", "--", KIMI)
     fixed = lint(ok_repo, None, LintConfig(), options(cache, ["sglang-eagle3"]))
-    assert fixed["findings"] == [] and [(f["slug"], f["line"]) for f in fixed["fixed"]] == [("ids-dropped", line)]
+    assert [(f["slug"], f["severity"], f["line"]) for f in fixed["findings"]] == [("support-gained", "info", line)]
+    assert [(f["slug"], f["line"]) for f in fixed["fixed"]] == [("ids-dropped", line)]
     git(ok_repo, "checkout", "-q", "HEAD", "--", KIMI)
-    # An inline suppression on the offending line silences it; a stale one is reported.
+    # An inline suppression on the offending line silences it against HEAD (the developer's own tree,
+    # the verdict change with it); under --base the change's own suppression of its own new finding is
+    # a new-suppression error, and the verdict change stays.
     edit_line(ok_repo / KIMI, "set_eagle3_layers_to_capture()", "set_eagle3_layers_to_capture()  # tracer: ignore[ids-dropped]")
+    git(ok_repo, "stash", "-q")
+    git(ok_repo, "reset", "-q", "--soft", "HEAD~1")
+    git(ok_repo, "stash", "pop", "-q")
+    local = lint(ok_repo, None, LintConfig(), options(cache, ["sglang-eagle3"]))
+    assert local["findings"] == []
+    assert sorted(f["slug"] for f in local["suppressed"]) == ["ids-dropped", "support-regression"]
+    git(ok_repo, "commit", "-q", "-am", "drop ids, suppressed")
     quiet = lint(ok_repo, "HEAD~1", LintConfig(), options(cache, ["sglang-eagle3"]))
-    assert quiet["findings"] == [] and [f["slug"] for f in quiet["suppressed"]] == ["ids-dropped"]
+    assert [(f["slug"], f["line"], f["severity"]) for f in quiet["findings"]] == [
+        ("support-regression", line, "error"), ("new-suppression", line, "error")]
+    assert [f["slug"] for f in quiet["suppressed"]] == ["ids-dropped"]
+    assert "hides a new ids-dropped finding" in quiet["findings"][1]["message"]
     edit_line(ok_repo / KIMI, "# tracer: ignore[ids-dropped]", "# tracer: ignore[dead-write]")
     stale = lint(ok_repo, "HEAD~1", LintConfig(fail_on="info"), options(cache, ["sglang-eagle3"]))
-    assert sorted(f["slug"] for f in stale["findings"]) == ["ids-dropped", "unused-suppression"]
+    assert sorted(f["slug"] for f in stale["findings"]) == ["ids-dropped", "support-regression", "unused-suppression"]
+
+
+def test_lint_regression_names_the_reader_hop_that_changed(ok_repo, tmp_path):
+    """A change to the decoder's forward (it stops reading the state) breaks every model whose chain
+    reads there: each one's support-regression points at the changed line in Qwen2Model.forward and
+    names that read hop; the dead write itself is reported where the setter stores the ids."""
+    qwen2 = "sglang/srt/models/qwen2.py"
+    line = edit_line(ok_repo / qwen2, "if i in self.layers_to_capture:", "if i in self.layer_ids_seen:")
+    result = lint(ok_repo, None, LintConfig(), options(tmp_path / "cache", ["sglang-eagle3"]))
+    lost = [f for f in result["findings"] if f["slug"] == "support-regression"]
+    assert lost and {(f["file"], f["line"]) for f in lost} == {(qwen2, line)}
+    assert all("the change edits the read hop Qwen2Model.forward" in f["message"] for f in lost)
+    assert "sglang.srt.models.qwen2.Qwen2ForCausalLM" in {f["entry"] for f in lost}
+    dead = [f for f in result["findings"] if f["slug"] == "dead-write"]
+    assert dead and all(f["file"] == qwen2 and f["line"] != line for f in dead)
 
 
 def test_baseline_accepts_findings_across_line_moves(ok_repo, tmp_path):
@@ -254,9 +344,10 @@ def test_baseline_accepts_findings_across_line_moves(ok_repo, tmp_path):
     text = (ok_repo / KIMI).read_text()
     (ok_repo / KIMI).write_text("# a new header comment\n\n" + text)
     result = lint(ok_repo, "HEAD~1", config, options(cache, ["sglang-eagle3"]))
-    assert result["findings"] == [] and [f["slug"] for f in result["baselined"]] == ["ids-dropped"]
+    # the verdict change it causes (ok -> broken) is accepted with it
+    assert result["findings"] == [] and [f["slug"] for f in result["baselined"]] == ["ids-dropped", "support-regression"]
     loud = lint(ok_repo, "HEAD~1", config, options(cache, ["sglang-eagle3"]), use_baseline=False)
-    assert [f["slug"] for f in loud["findings"]] == ["ids-dropped"]
+    assert [f["slug"] for f in loud["findings"]] == ["ids-dropped", "support-regression"]
     out = CliRunner().invoke(main, ["baseline", "-C", str(ok_repo), "--protocol", "sglang-eagle3",
                                     "--cache-dir", str(cache), "-o", str(tmp_path / "b.json")])
     assert out.exit_code == 0 and "accepted findings" in out.output
@@ -295,7 +386,7 @@ def test_base_record_after_a_commit_is_derived_from_the_parent(ok_repo, tmp_path
     edit_line(ok_repo / KIMI, "self.language_model.set_eagle3_layers_to_capture(layer_ids)",
               "self.language_model.set_eagle3_layers_to_capture()")
     first = lint(ok_repo, None, LintConfig(), options(cache, ["sglang-eagle3"]))  # base record of C0
-    assert [f["slug"] for f in first["findings"]] == ["ids-dropped"]
+    assert [f["slug"] for f in first["findings"]] == ["ids-dropped", "support-regression"]
     git(ok_repo, "commit", "-q", "-am", "C1: drop the ids")
     (ok_repo / "sglang/srt/models/qwen2_5_vl.py").unlink()  # the working tree moves on
     edit_line(ok_repo / "sglang/srt/models/deepseek_v2.py", "def set_eagle3_layers_to_capture(",
@@ -337,7 +428,8 @@ def test_lint_checkout_layout_and_deleted_model(tmp_path):
     edit_line(repo / "python" / KIMI, "self.language_model.set_eagle3_layers_to_capture(layer_ids)",
               "self.language_model.set_eagle3_layers_to_capture()")
     result = lint(repo, None, LintConfig(), options(tmp_path / "cache", ["sglang-eagle3"]))
-    assert [(f["slug"], f["file"]) for f in result["findings"]] == [("ids-dropped", "python/" + KIMI)]
+    assert [(f["slug"], f["file"]) for f in result["findings"]] == [("ids-dropped", "python/" + KIMI),
+                                                                     ("support-regression", "python/" + KIMI)]
 
 
 def test_scan_honours_inline_suppressions(tmp_path):
@@ -395,7 +487,8 @@ def test_lint_sarif_validates(ok_repo, tmp_path):
                                     "--fail-on", "info", "--cache-dir", str(tmp_path / "cache")])
     assert out.exit_code == 1
     document = _validate_sarif(out.stdout)
-    assert {r["ruleId"] for r in document["runs"][0]["results"]} == {"ids-dropped", "unused-suppression"}
+    assert {r["ruleId"] for r in document["runs"][0]["results"]} == {"ids-dropped", "unused-suppression",
+                                                                      "support-regression"}
 
 
 def test_pre_commit_hook_definition():
@@ -479,8 +572,16 @@ def test_real_upgrade_introduces_the_qwen3_vl_dflash_delegation(release_pair):
 def test_real_pair_is_symmetric(release_pair):
     """What the upgrade introduces for the protocol both releases have, the downgrade fixes, and back."""
     def eagle3(findings):
-        return {(f["slug"], f["file"], f["line"]) for f in findings if f["protocol"] in ("sglang-eagle3", "")}
+        return {(f["slug"], f["file"], f["line"]) for f in findings if f["protocol"] in ("sglang-eagle3", "")
+                and not f["slug"].startswith("support-")}
+
+    def changed(findings, slug):
+        return {(f["protocol"], f["entry"]) for f in findings if f["slug"] == slug}
     up, down = release_pair["up"], release_pair["down"]
+    # a verdict one way loses is a verdict the other way gains (the upgrade also adds entry classes)
+    assert changed(down["findings"], "support-regression") <= changed(up["findings"], "support-gained")
+    assert changed(up["findings"], "support-regression") <= changed(down["findings"], "support-gained")
+    assert changed(down["findings"], "support-regression")
     # gone = fixed, or no longer reached (the head's chain of that entry now breaks before it)
     assert eagle3(up["fixed"] + up["unreached"]) == eagle3(down["findings"])
     assert eagle3(down["fixed"] + down["unreached"]) == eagle3(up["findings"])
@@ -490,7 +591,11 @@ def test_real_pair_is_symmetric(release_pair):
             assert all(verdicts[(f["protocol"], e)] in ("broken", "unknown", "missing") for e in f["entries"]), (f["slug"], [verdicts[(f["protocol"], e)] for e in f["entries"]])
     # 0.5.16 adds DFlash: every DFlash finding is new in the upgrade and fixed in the downgrade.
     assert any(f["protocol"] == "sglang-dflash" for f in up["findings"])
-    assert not any(f["protocol"] == "sglang-dflash" for f in down["findings"])
+    # ... and in the downgrade DFlash is gone: its findings are not new, every model it worked for lost it
+    assert {f["slug"] for f in down["findings"] if f["protocol"] == "sglang-dflash"} == {"support-regression"}
+    assert changed(down["findings"], "support-regression") >= {
+        ("sglang-dflash", m["entry"]) for m in up["models"] if m["protocol"] == "sglang-dflash"
+        and m["verdict"] == "ok" and not m["draft"] and m["entry"] in {n["entry"] for n in down["models"]}} - {None}
 
 
 @pytest.mark.real
@@ -539,7 +644,7 @@ def test_real_broken_wrapper_commit_fails_the_lint(repo_0_5_23, lint_cache, file
         result = json.loads(out.stdout)
         errors = [(f["slug"], f["file"], f["line"], f["entries"]) for f in result["findings"]
                   if f["severity"] == "error"]
-        assert errors == [(slug, file, line, [entry])]
+        assert errors == [(slug, file, line, [entry]), ("support-regression", file, line, [entry])]
         assert set(result["affected"]["sglang-eagle3"]) == {entry}
         assert result["stats"]["mode"] == "re-trace"
         if slug == "broken-delegation" and file == KIMI:
@@ -573,7 +678,7 @@ def test_real_next_commit_derives_its_base(repo_0_5_23, lint_cache):
         derived_matches_fresh(repo_0_5_23, lint_cache)
         result = lint(repo_0_5_23, None, LintConfig(), options(lint_cache))
         assert [(f["slug"], f["file"]) for f in result["findings"] if f["severity"] == "error"] == [
-            ("broken-delegation", MLLAMA4)]
+            ("broken-delegation", MLLAMA4), ("support-regression", MLLAMA4)]
     finally:
         git(repo_0_5_23, "reset", "-q", "--hard", "HEAD~1")
 
@@ -609,3 +714,185 @@ def test_lint_follows_a_change_in_a_module_the_chain_only_resolved_a_name_throug
     full = lint(ok_repo, None, LintConfig(), options(cache, ["sglang-eagle3"]), full=True)
     assert [f for f in full["findings"] if KIMI_ENTRY in f["entries"]]  # the break is real
     assert brief(full["findings"]) == brief(result["findings"])
+
+
+# -- the gate on 0.5.23 (#25) ----------------------------------------------------------------------------
+
+GPT_OSS = "sglang/srt/models/gpt_oss.py"
+QWEN2 = "sglang/srt/models/qwen2.py"
+DEEPSEEK = "sglang/srt/models/deepseek_v2.py"
+QWEN2_ENTRY = "sglang.srt.models.qwen2.Qwen2ForCausalLM"
+# 0.5.23's entry classes whose EAGLE-3 chain runs through DeepseekV2ForCausalLM.set_eagle3_layers_to_capture
+DEEPSEEK_FAMILY = {"sglang.srt.models.deepseek_v2.DeepseekV2ForCausalLM",
+                   "sglang.srt.models.deepseek_v2.DeepseekV3ForCausalLM",
+                   "sglang.srt.models.deepseek_v2.DeepseekV32ForCausalLM",
+                   "sglang.srt.models.glm4_moe.GlmMoeDsaForCausalLM",
+                   "sglang.srt.models.mistral_large_3.MistralLarge3ForCausalLM", KIMI_ENTRY}
+QWEN2_FALLBACK = '''            self.model.layers_to_capture = [
+                2,
+                num_layers // 2,
+                num_layers - 3,
+            ]  # Specific layers for EAGLE3 support
+'''
+
+
+def gate(repo: Path, cache: Path, *args: str):
+    """`tracer lint --base HEAD~1` as CI runs it: (exit code, output)."""
+    out = CliRunner().invoke(main, ["lint", "-C", str(repo), "--base", "HEAD~1", "--cache-dir", str(cache), *args])
+    return out.exit_code, out.stdout
+
+
+def commit_edits(repo: Path, path: str, *edits: tuple[str, str]) -> None:
+    text = (repo / path).read_text()
+    for old, new in edits:
+        assert text.count(old) == 1, old
+        text = text.replace(old, new)
+    (repo / path).write_text(text)
+    git(repo, "commit", "-q", "-am", f"edit {path}")
+
+
+def line_of(repo: Path, path: str, text: str) -> int:
+    hits = [i for i, line in enumerate((repo / path).read_text().splitlines(), 1) if text in line]
+    assert len(hits) == 1, (text, hits)
+    return hits[0]
+
+
+@pytest.mark.real
+def test_real_renamed_setter_is_a_support_regression(repo_0_5_23, lint_cache):
+    """#25 case 1: renaming GptOssForCausalLM.set_eagle3_layers_to_capture used to exit 0 (one hidden
+    info finding). The verdict change is an error at the renamed def (gpt_oss.py:1337), naming the hop,
+    in the text, github and SARIF outputs."""
+    commit_edits(repo_0_5_23, GPT_OSS, ("    def set_eagle3_layers_to_capture(self, layer_ids: Optional",
+                                        "    def set_eagle3_layers_capture(self, layer_ids: Optional"))
+    try:
+        code, text = gate(repo_0_5_23, lint_cache)
+        assert code == 1
+        assert (f"{GPT_OSS}:1337:5: support-regression [error] GptOssForCausalLM loses sglang-eagle3 support "
+                "(ok -> missing): the change edits the setter hop GptOssForCausalLM.set_eagle3_layers_to_capture "
+                f"({GPT_OSS}:1337 at the base); now: no set_eagle3_layers_to_capture in the MRO of "
+                "GptOssForCausalLM") in text
+        code, github = gate(repo_0_5_23, lint_cache, "--format", "github")
+        assert code == 1 and f"::error file={GPT_OSS},line=1337,col=5,title=tracer support-regression::" in github
+        assert "no findings" not in github
+        code, sarif = gate(repo_0_5_23, lint_cache, "--format", "sarif")
+        results = _validate_sarif(sarif)["runs"][0]["results"]
+        assert [(r["ruleId"], r["level"]) for r in results if r["level"] == "error"] == [("support-regression", "error")]
+    finally:
+        git(repo_0_5_23, "reset", "-q", "--hard", "HEAD~1")
+
+
+@pytest.mark.real
+def test_real_base_class_rename_names_every_entry_that_lost_support(repo_0_5_23, lint_cache):
+    """#25 case 1 and 5: renaming DeepseekV2ForCausalLM's setter drops EAGLE-3 from five models (ok ->
+    missing) and breaks Kimi-K2.5's delegation (ok -> broken): one support-regression per entry class,
+    all at the renamed def; Kimi's broken delegation suggests the renamed method, not DFlash's setter."""
+    line = line_of(repo_0_5_23, DEEPSEEK, "    def set_eagle3_layers_to_capture(")
+    commit_edits(repo_0_5_23, DEEPSEEK, ("    def set_eagle3_layers_to_capture(", "    def set_eagle3_layers("))
+    try:
+        code, text = gate(repo_0_5_23, lint_cache, "--format", "json")
+        assert code == 1
+        result = json.loads(text)
+        lost = [(f["file"], f["line"], f["entry"], f["message"].split(": the change")[0].rsplit("(", 1)[1])
+                for f in result["findings"] if f["slug"] == "support-regression"]
+        assert sorted(e for _, _, e, _ in lost) == sorted(DEEPSEEK_FAMILY)
+        assert {(file, at) for file, at, _, _ in lost} == {(DEEPSEEK, line)}
+        assert {e: change for _, _, e, change in lost}[KIMI_ENTRY] == "ok -> broken)"
+        assert {change for _, _, e, change in lost if e != KIMI_ENTRY} == {"ok -> missing)"}
+        broken = next(f for f in result["findings"] if f["slug"] == "broken-delegation")
+        assert broken["file"] == KIMI and broken["message"].endswith("(did you mean set_eagle3_layers?)")
+        assert not any(f["slug"] == "support-regression" for f in result["fixed"])
+        code, text = gate(repo_0_5_23, lint_cache)  # the text names the first, then the others on one line
+        assert f"{DEEPSEEK}:{line}:5: support-regression [error] DeepseekV2ForCausalLM loses sglang-eagle3" in text
+        assert ("the same change costs 5 more entry classes their support: DeepseekV32ForCausalLM (ok -> missing), "
+                "DeepseekV3ForCausalLM (ok -> missing), GlmMoeDsaForCausalLM (ok -> missing), "
+                "KimiK25ForConditionalGeneration (ok -> broken), MistralLarge3ForCausalLM (ok -> missing)") in text
+        assert text.count("support-regression [error]") == 1
+    finally:
+        git(repo_0_5_23, "reset", "-q", "--hard", "HEAD~1")
+
+
+@pytest.mark.real
+def test_real_misspelled_write_in_the_no_ids_branch(repo_0_5_23, lint_cache):
+    """#25 case 2: a misspelled state write in Qwen2's no-ids branch is a dead-write on that branch
+    (the verdict was `ok`, exit 0, and `fixed: 3`); the row says what a draft without ids gets, and
+    the unchanged findings of the edited statement stay unchanged (nothing fixed)."""
+    commit_edits(repo_0_5_23, QWEN2, (QWEN2_FALLBACK,
+                                      "            self.model.layer_to_capture = [2, num_layers // 2, num_layers - 3]\n"))
+    try:
+        code, text = gate(repo_0_5_23, lint_cache, "--format", "json", "--fail-on", "info")
+        assert code == 1
+        result = json.loads(text)
+        assert [(f["slug"], f["file"], f["line"], f["entries"]) for f in result["findings"]] == [
+            ("dead-write", QWEN2, 788, [QWEN2_ENTRY]), ("support-regression", QWEN2, 788, [QWEN2_ENTRY])]
+        assert "self.model.layer_to_capture is written only when layer_ids is None (the fallback path)" \
+            in result["findings"][0]["message"]
+        assert result["fixed"] == [] and result["unreached"] == []
+        row = next(m for m in result["models"] if m["entry"] == QWEN2_ENTRY and m["protocol"] == "sglang-eagle3")
+        assert row["verdict"] == "broken" and "a draft on that path gets nothing captured" in row["reason"]
+    finally:
+        git(repo_0_5_23, "reset", "-q", "--hard", "HEAD~1")
+
+
+@pytest.mark.real
+@pytest.mark.parametrize("edits", [
+    # move: the setter goes above get_embed_and_head
+    "move",
+    # rename a local, reformat the fallback list onto one line, add comments
+    [("num_layers", "n"), (QWEN2_FALLBACK, "            # the usual default layers\n"
+                                           "            self.model.layers_to_capture = [2, n // 2, n - 3]\n")],
+    # reformat the other way: the explicit branch spread over lines, a comment after it
+    [("            self.model.layers_to_capture = [val + 1 for val in layer_ids]\n",
+      "            self.model.layers_to_capture = [\n                val + 1\n                for val in layer_ids\n"
+      "            ]  # shifted by one\n")],
+], ids=["move", "rename-reformat-comment", "reformat-explicit"])
+def test_real_findings_keep_their_identity_across_edits(repo_0_5_23, lint_cache, edits):
+    """#25 case 3: edits that keep what the code means leave every finding of the re-traced chains
+    unchanged: nothing new (info included), nothing fixed, nothing unreached."""
+    path = repo_0_5_23 / QWEN2
+    text = path.read_text()
+    start = text.index("    def set_eagle3_layers_to_capture(")
+    end = text.index("\n\nEntryClass")
+    setter = text[start:end] + "\n\n"
+    if edits == "move":
+        anchor = "    def get_embed_and_head(self):"
+        edits = [(setter, ""), (anchor, setter + anchor)]
+    text_after = text
+    for old, new in edits:
+        text_after = text_after.replace(old, new) if old == "num_layers" else text_after.replace(old, new, 1)
+    assert text_after != text
+    path.write_text(text_after.rstrip("\n") + "\n")
+    git(repo_0_5_23, "commit", "-q", "-am", "edit")
+    try:
+        code, out = gate(repo_0_5_23, lint_cache, "--format", "json", "--fail-on", "info")
+        result = json.loads(out)
+        assert (code, result["findings"], result["fixed"], result["unreached"]) == (0, [], [], [])
+        assert result["unchanged"] >= 10 and QWEN2_ENTRY in result["affected"]["sglang-eagle3"]
+    finally:
+        git(repo_0_5_23, "reset", "-q", "--hard", "HEAD~1")
+
+
+@pytest.mark.real
+def test_real_the_change_cannot_suppress_its_own_new_error(repo_0_5_23, lint_cache):
+    """#25 case 4: a `# tracer: ignore` the change adds to its own new error is a new-suppression
+    error under --base (it was "1 suppressed inline", exit 0); a suppression the base had stands."""
+    commit_edits(repo_0_5_23, KIMI, ("self.language_model.set_eagle3_layers_to_capture(layer_ids)",
+                                     "self.language_model.set_eagle3_layers_to_capture()  # tracer: ignore[ids-dropped]"))
+    line = line_of(repo_0_5_23, KIMI, "# tracer: ignore[ids-dropped]")
+    try:
+        col = (repo_0_5_23 / KIMI).read_text().splitlines()[line - 1].index("# tracer") + 1
+        code, text = gate(repo_0_5_23, lint_cache)
+        assert code == 1
+        assert (f"{KIMI}:{line}:{col}: new-suppression [error] `# tracer: ignore[ids-dropped]` is added by this change "
+                "and hides a new ids-dropped finding") in text
+        assert "under --base, suppressions come from the base" in text
+        assert "1 suppressed inline (1 of them added by the change itself: new-suppression)" in text
+        code, text = gate(repo_0_5_23, lint_cache, "--ignore", "new-suppression", "--ignore", "support-regression")
+        assert code == 0  # a team that trusts its authors' suppressions says so
+        # Once merged, the suppression is the base's: the next change that leaves the line alone passes.
+        (repo_0_5_23 / KIMI).write_text((repo_0_5_23 / KIMI).read_text() + "# a later change\n")
+        git(repo_0_5_23, "commit", "-q", "-am", "later")
+        code, text = gate(repo_0_5_23, lint_cache, "--format", "json")
+        assert code == 0 and json.loads(text)["findings"] == []
+        git(repo_0_5_23, "reset", "-q", "--hard", "HEAD~1")
+    finally:
+        git(repo_0_5_23, "reset", "-q", "--hard", "HEAD~1")

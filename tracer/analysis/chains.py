@@ -142,10 +142,38 @@ class ChainTracer:
                 trace.findings.append(self._finding(
                     "ids-dropped", "ignored", entry, owner.module, plain[0].line, plain[0].col, trace,
                     owner_name=owner.name, method=flow.method, target=plain[0].target))
+        if states:
+            self._branch_writes(owner, flow, method, states, trace)
         for problem in flow.problems:
             self._problem(entry, owner, problem, trace)
         for call in flow.calls:
             self._call(entry, owner, flow, call, trace, depth)
+
+    def _branch_writes(self, owner: ClassRef, flow: Flow, method: Function, states: list[Write],
+                       trace: Trace) -> None:
+        """Every branch judged: a write of the state (or of a near miss of its name) from something
+        other than the ids, say the no-ids branch's defaults, must be read where it is stored
+        (judged in _states, once the ids' own writes are known to be read)."""
+        attrs = {w.attr for w in states} | ({self.protocol.state_attribute} if self.protocol.state_attribute else set())
+        covered = {w.target for w in states}
+        for write in flow.writes:
+            if write.tainted or write.target in covered or not write.owners or not any(
+                    write.attr == a or difflib.SequenceMatcher(None, write.attr, a).ratio() >= 0.85 for a in attrs):
+                continue
+            covered.add(write.target)
+            trace.branch_writes.append((write, owner, method))
+
+    def _judge_branch_writes(self, entry: ClassRef, trace: Trace) -> None:
+        for write, owner, method in trace.branch_writes:
+            for inst in write.owners:
+                reach = readers_of(self.resolver, inst.cls, write.attr, self.protocol.forward_methods or ("forward",),
+                                   tuple(sorted(trace.markers)))
+                if not reach.readers:
+                    branch = self._one_sided(method, self._ids_param(method), [write.line]) or "on one branch"
+                    trace.findings.append(self._finding(
+                        "dead-write", "branch", entry, owner.module, write.line, write.col, trace,
+                        target=write.target, state_owner=inst.cls.fullname, attr=write.attr, branch=branch))
+                    break
 
     def _call(self, entry: ClassRef, owner: ClassRef, flow: Flow, call: Call, trace: Trace, depth: int) -> None:
         proto = self.protocol
@@ -267,6 +295,7 @@ class ChainTracer:
         for index, hops in sorted(inserted, key=lambda item: -item[0]):
             trace.hops[index + 1:index + 1] = hops
         if any_read:
+            self._judge_branch_writes(entry, trace)
             return
         for state_owner, write, owner, cut in dead[:1]:
             near = (write.attr != proto.state_attribute and proto.state_attribute

@@ -143,8 +143,21 @@ class Flow:
 
 
 def closest(name: str, choices: Iterable[str]) -> str:
-    found = difflib.get_close_matches(name, list(choices), n=1, cutoff=0.75)
+    """The choice ``name`` is most likely a misspelling or an old name of, or "": a choice that
+    swaps one of its words for an unlike one (``set_dflash_...`` for ``set_eagle3_...``) names
+    another thing (another protocol's setter), never a suggestion."""
+    pool = [c for c in choices if c != name and not _swaps_a_word(name, c)]
+    found = difflib.get_close_matches(name, pool, n=1, cutoff=0.75)
     return found[0] if found else ""
+
+
+def _swaps_a_word(name: str, other: str) -> bool:
+    words, others = name.split("_"), other.split("_")
+    for tag, a, b, c, d in difflib.SequenceMatcher(None, words, others).get_opcodes():
+        if tag == "replace" and b - a == d - c and any(
+                difflib.SequenceMatcher(None, x, y).ratio() < 0.5 for x, y in zip(words[a:b], others[c:d])):
+            return True
+    return False
 
 
 class _Env(dict):  # type: ignore[type-arg]

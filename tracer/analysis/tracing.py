@@ -36,6 +36,7 @@ class Trace:
     written: bool = False  # some hop stores the ids
     pending: list[tuple[ClassRef, Write, ClassRef]] = field(default_factory=list)  # (state owner, write, writer)
     done: set[tuple[ClassRef, str]] = field(default_factory=set)  # methods already walked
+    branch_writes: list[tuple[Write, ClassRef, Function]] = field(default_factory=list)  # (write, writer, method)
 
 
 class ChainTracing(Protocol):

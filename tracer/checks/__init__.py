@@ -34,6 +34,9 @@ class Example:
     pp: int = 1
     draft_framework: str = ""  # explain --draft-framework: the convention the draft was trained on
     note: str = ""
+    # For the checks of `tracer lint --base`: the files of the base commit (``files`` is then the
+    # change under review, committed on a branch; the harness adds the same package files to both).
+    base_files: tuple[tuple[str, str], ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -64,10 +67,10 @@ def example(*files: tuple[str, str], **options: object) -> Example:
 
 
 def _collect() -> Mapping[str, Check]:
-    from tracer.checks import argument_checks, chain_checks, effective_checks, input_checks, runner_checks
+    from tracer.checks import argument_checks, chain_checks, effective_checks, input_checks, lint_checks, runner_checks
 
     found: dict[str, Check] = {}
-    for module in (chain_checks, runner_checks, effective_checks, input_checks, argument_checks):
+    for module in (chain_checks, runner_checks, effective_checks, input_checks, argument_checks, lint_checks):
         for check in module.CHECKS:
             if check.slug in found:
                 raise RuntimeError(f"duplicate check slug {check.slug}")

@@ -85,7 +85,9 @@ DEAD_WRITE = Check(
     slug="dead-write", severity="error", stage="chains",
     summary="the ids are stored where no forward that runs reads them",
     what="Follows the stored ids to the object that holds them and reports when no method that runs in that "
-         "object's forward reads the attribute (including a write under a misspelled name).",
+         "object's forward reads the attribute (including a write under a misspelled name). Every branch of the "
+         "setter is judged: the no-ids branch's default layers, stored under a name no forward reads, are a dead "
+         "write on that branch even when the branch with ids is fine.",
     why="The layer ids are stored where no decoder loop looks, so nothing is captured.",
     example="self.model.layers_to_capture = [val + 1 for val in layer_ids]  # FooModel.forward never reads it",
     fix="Write the attribute on the object whose forward loop reads it, or make the loop read it.",
@@ -93,18 +95,26 @@ DEAD_WRITE = Check(
         "no-reader": "{target} is written, but no forward that runs for {state_owner} reads "
                      "self.{attr}{cut}: nothing is captured for {entry_name}",
         "near-miss": "{target} is written, but the decoder loop reads {attribute}: nothing is captured",
+        "branch": "{target} is written {branch}, but no forward that runs for {state_owner} reads self.{attr}: "
+                  "a draft on that path gets nothing captured from {entry_name}",
         "config-unread": "{builder} writes {target} for configs naming {accepts}, but no __init__ reached from "
                          "{entry_name} reads {config_attr}: nothing is captured for {entry_name}",
     },
     hints={"no-reader": "Write {attribute} on the object whose forward loop reads it.",
            "config-unread": "Read {config_attr} from the config in the decoder's __init__ and capture those layers "
                             "in its forward (or map these configs to a class that does).",
-           "near-miss": "Write {attribute} (check the spelling)."},
+           "near-miss": "Write {attribute} (check the spelling).",
+           "branch": "Write {attribute} on this branch too, as the other branch does (check the spelling)."},
     fires=(
         example(model_file("foo", mark(model(decoder=_NO_READER), "layers_to_capture = [2,", "dead-write"))),
         example(model_file("foo", model(setter=SETTER.replace(
             "self.model.layers_to_capture = [val + 1 for val in layer_ids]",
             "self.model.layers_to_captur = [val + 1 for val in layer_ids]  # expect: dead-write")))),
+        # the no-ids branch stores its defaults under a misspelled name: judged on its own branch
+        example(model_file("foo", model(setter=SETTER.replace(
+            "self.model.layers_to_capture = [2, num_layers // 2, num_layers - 3]",
+            "self.model.layer_to_capture = [2, num_layers // 2, num_layers - 3]  # expect: dead-write"))),
+            note="the no-ids branch"),
         # the builder picked for model type kimi_k2 writes the ids; the class its checkpoints name never reads them
         example(*marked(config_tree(bar_read="self.norm = nn.Identity()"), "lmdeploy/pytorch/configurations/builder.py",
                         BAR_WRITE, "dead-write"), protocol=PROTOCOL),

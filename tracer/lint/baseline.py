@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import json
-from collections import Counter
 from pathlib import Path
 
 from tracer.analysis.pipeline import scan
 from tracer.config.settings import DEFAULT_BASELINE, LintConfig, is_excluded
-from tracer.lint.fingerprint import add_fingerprints, keys
+from tracer.lint.fingerprint import Identity, add_fingerprints, identities
 from tracer.lint.git import repo_root
 from tracer.lint.records import Options
 from tracer.lint.suppress import apply_suppressions
@@ -42,13 +41,15 @@ def read_baseline(root: Path, config: LintConfig) -> bytes:
         raise UsageError(f"cannot read the baseline: {exc}") from None
 
 
-def _baseline_keys(data: bytes) -> Counter:
+def _baseline_keys(data: bytes) -> list[Identity]:
+    """The accepted findings' identities (a baseline of version 1 has no anchors: those match
+    on the fingerprint alone)."""
     if not data:
-        return Counter()
+        return []
     try:
         doc = json.loads(data)
-        return Counter((e["slug"], e.get("protocol") or "", e.get("entry") or "", e["fingerprint"])
-                       for e in doc["findings"])
+        return [Identity(e["slug"], e.get("protocol") or "", e.get("entry") or "", e.get("anchor") or "",
+                         e["fingerprint"]) for e in doc["findings"]]
     except (ValueError, KeyError, TypeError) as exc:
         raise UsageError(f"baseline file is not a tracer baseline: {exc}") from None
 
@@ -63,16 +64,17 @@ def write_baseline(start: str | Path, out: str | Path | None, config: LintConfig
     add_fingerprints(data["findings"], root)
     entries = []
     for finding in data["findings"]:
-        for slug, proto, entry, fp in keys(finding):
-            entries.append({"slug": slug, "protocol": proto, "entry": entry, "fingerprint": fp,
+        for slug, proto, entry, where, fp in identities(finding):
+            entries.append({"slug": slug, "protocol": proto, "entry": entry, "anchor": where, "fingerprint": fp,
                             "file": finding["file"], "line": finding["line"], "message": finding["message"]})
     entries.sort(key=lambda e: (e["file"], e["slug"], e["entry"], e["fingerprint"]))
     # -o is the user's own choice; the configured or default file stays inside the repository
     path = Path(out) if out else (_baseline_path(root, config) or root / DEFAULT_BASELINE)
     write_root = None if out else root
-    doc = {"tool": "tracer", "version": 1,
+    doc = {"tool": "tracer", "version": 2,
            "comment": "Accepted findings: tracer lint reports only findings not listed here. "
-                      "Keyed on slug, protocol, entry and a fingerprint of the enclosing def and source line; "
+                      "Keyed on slug, protocol, entry, anchor (file and enclosing def) and a fingerprint of the "
+                      "normalised statement; "
                       "file and line are for readers.",
            "findings": entries}
     try:

@@ -5,9 +5,11 @@ configuration names is switched off on every call: `git diff` ran clean filters,
 
 from __future__ import annotations
 
+import re
 import subprocess
 import tarfile
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 from tracer.model.errors import UsageError
@@ -96,3 +98,67 @@ def _export(root: Path, commit: str, prefix: str, target: Path) -> bool:
                        and not m.name.startswith("/") and ".." not in Path(m.name).parts]
             tar.extractall(target, members)
     return True
+
+
+_HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
+
+
+@dataclass(frozen=True)
+class FileDiff:
+    """The lines a change touches in one file: ``old`` ranges at the base, ``new`` ranges in the
+    working tree (1-based, inclusive; a pure deletion is an empty range ``(n + 1, n)`` at the line
+    the removed text followed)."""
+
+    old: tuple[tuple[int, int], ...] = ()
+    new: tuple[tuple[int, int], ...] = ()
+    added: bool = False  # the file is new (untracked or absent at the base)
+
+    def touches_old(self, first: int, last: int) -> bool:
+        return any(a <= last and b >= first or (b < a and first <= a <= last + 1) for a, b in self.old)
+
+    def new_line_for_old(self, first: int, last: int) -> int:
+        """The working tree's line of the first change inside base lines first..last (0: none)."""
+        for (a, b), (c, d) in zip(self.old, self.new):
+            if a <= last and b >= first or (b < a and first <= a <= last + 1):
+                return max(c, 1)
+        return 0
+
+    def is_new_line(self, line: int) -> bool:
+        return self.added or any(c <= line <= d for c, d in self.new)
+
+
+class ChangedLines:
+    """Per touched path, the lines the working tree changes against ``commit`` (committed and
+    not), read on demand with one ``git diff`` per path (never a header to parse: a quoted or
+    odd file name cannot mislead it); None for a path the change does not touch."""
+
+    def __init__(self, root: Path, commit: str, touched: list[str]):
+        self.root = root
+        self.commit = commit
+        self.touched = set(touched)
+        self._seen: dict[str, FileDiff] = {}
+
+    def get(self, path: str) -> FileDiff | None:
+        if not self.commit or path not in self.touched:
+            return None
+        if path not in self._seen:
+            self._seen[path] = self._read(path)
+        return self._seen[path]
+
+    def __contains__(self, path: object) -> bool:
+        return isinstance(path, str) and self.get(path) is not None
+
+    def _read(self, path: str) -> FileDiff:
+        if not git(self.root, "ls-tree", "--name-only", self.commit, "--", path).strip():
+            return FileDiff(added=True)  # new in the change (committed on the branch, or untracked)
+        out = git(self.root, "diff", "-U0", "--no-ext-diff", "--no-renames", "--no-textconv", "--no-color",
+                  self.commit, "--", path)
+        old: list[tuple[int, int]] = []
+        new: list[tuple[int, int]] = []
+        for line in out.splitlines():
+            match = _HUNK.match(line) if line.startswith("@@") else None
+            if match:
+                a, b, c, d = (int(g) if g is not None else 1 for g in match.groups())
+                old.append((a, a + b - 1) if b else (a + 1, a))
+                new.append((c, c + d - 1) if d else (c + 1, c))
+        return FileDiff(tuple(old), tuple(new))

@@ -140,7 +140,8 @@ def retrace(root: Path, record: dict, touched: list[str], options: Options,
     return {"models": [model_to_json(m) for m in analysis.models],
             "call_sites": [call_site_to_json(s) for s in analysis.call_sites],
             "findings": [finding_to_json(f) for f in findings],
-            "affected": {k: sorted(v) for k, v in affected.items()}, "runner": runner_touched}
+            "affected": {k: sorted(v) for k, v in affected.items()}, "runner": runner_touched,
+            "dropped": sorted(p.name for p in dropped)}
 
 
 def full_head(root: Path, record: dict, touched: list[str], options: Options) -> dict:
@@ -153,4 +154,5 @@ def full_head(root: Path, record: dict, touched: list[str], options: Options) ->
     scan = head["scan"]
     findings = scan["findings"] + scan.pop("suppressed", [])
     return {"models": scan["models"], "call_sites": scan["call_sites"], "findings": findings,
-            "affected": {k: sorted(v) for k, v in affected.items()}, "runner": True, "everything": True}
+            "affected": {k: sorted(v) for k, v in affected.items()}, "runner": True, "everything": True,
+            "dropped": sorted(set(record["scan"].get("protocols", [])) - set(scan.get("protocols", [])))}
