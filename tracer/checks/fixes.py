@@ -59,7 +59,7 @@ def fix_text(fix: Fix | None) -> str:
     """The section `tracer rules SLUG` prints about the slug's fix."""
     if fix is None:
         return "## Fix\nNone: the repair needs a person (`--fix` reports the finding as not fixable automatically)."
-    kind = "safe (--fix)" if fix.safe else "unsafe (--unsafe-fixes)"
+    kind = "safe: --fix applies it" if fix.safe else "unsafe: applied only with --unsafe-fixes"
     return "\n".join([f"## Fix ({kind})", fix.title[0].upper() + fix.title[1:] + ".", "", "Before:", "```python",
                       fix.before, "```", "After:", "```python", fix.after, "```"])
 

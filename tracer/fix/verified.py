@@ -23,7 +23,7 @@ from pathlib import Path
 from tracer.checks import CATALOGUE
 from tracer.fix.codemods import CODEMODS
 from tracer.fix.fields import read_fields
-from tracer.lint.records import Options
+from tracer.lint.records import NeedFullScan, Options
 from tracer.lint.retrace import retrace
 from tracer.safeio.read import Unreadable, read_bytes
 from tracer.safeio.write import Unwritable, check_target, write_bytes
@@ -183,8 +183,12 @@ def fix_findings(root: str | Path, record: dict, findings: Sequence[Mapping], op
                 outcomes.append(outcome("not-fixable", why))
                 continue
             originals.setdefault(path, source)
-            before = head(kept, path)
-            after = head({**kept, path: candidate}, path)
+            try:
+                before = head(kept, path)
+                after = head({**kept, path: candidate}, path)
+            except NeedFullScan as exc:
+                outcomes.append(outcome("rolled-back", f"the re-trace cannot answer it ({exc})"))
+                continue
             old, new = _keys(before["findings"], before), _keys(after["findings"], after)
             target = _keys([finding], before) or _keys([finding], after)
             gone = all(new[k] < old[k] for k in target) and bool(target)
