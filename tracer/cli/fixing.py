@@ -34,8 +34,17 @@ def fix_options(func: F) -> F:
 
 
 def fixable(findings: Sequence[Mapping[str, Any]], threshold: str, named: Sequence[str] = ()) -> list[dict]:
-    """The findings the output shows (info ones only at --fail-on info or when named)."""
-    return [dict(f) for f in findings if f.get("severity") != "info" or threshold == "info" or f["slug"] in named]
+    """The findings the output shows (info ones only at --fail-on info or when named), less the draft
+    heads' copies of a check that is not info itself (the runner never calls their setter: their
+    code is the target's, fixed with the target's finding)."""
+    from tracer.checks import CATALOGUE
+
+    def copy(f: Mapping[str, Any]) -> bool:
+        rule = CATALOGUE.get(f["slug"])
+        return f.get("severity") == "info" and rule is not None and rule.severity != "info"
+
+    return [dict(f) for f in findings if not copy(f)
+            and (f.get("severity") != "info" or threshold == "info" or f["slug"] in named)]
 
 
 def scan_fixes(path: str, options: Options, keep: Callable[[list[dict]], list[dict]], unsafe: bool,

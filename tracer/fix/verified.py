@@ -192,7 +192,9 @@ def fix_findings(root: str | Path, record: dict, findings: Sequence[Mapping], op
             old, new = _keys(before["findings"], before), _keys(after["findings"], after)
             target = _keys([finding], before) or _keys([finding], after)
             gone = all(new[k] < old[k] for k in target) and bool(target)
-            appeared = [k for k in new if new[k] > old[k]]
+            # a new info finding does not block (a draft head's copy: the runner never calls it)
+            serious = _keys([f for f in after["findings"] if f.get("severity") != "info"], after)
+            appeared = [k for k in serious if serious[k] > old[k]]
             if gone and not appeared:
                 kept[path] = candidate
                 outcomes.append(outcome("fixed", replacements=_replacements(source, candidate)))

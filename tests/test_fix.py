@@ -1,0 +1,236 @@
+"""`--fix` / `--unsafe-fixes` / `--diff`: tests generated from the catalogue's fixes (each fix on its
+check's must-fire examples: the fixed example is quiet and its chains ok; on the other examples
+the fix declines), then the verified loop (rollback), the commands, SARIF and a real release."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from test_checks import _findings, _tree
+
+from tracer.checks import CATALOGUE, FIXES, rule_text
+from tracer.checks.trees import model, model_file
+from tracer.cli import main
+from tracer.fix.codemods import CODEMODS
+from tracer.fix.verified import fix_findings, write_fixes
+from tracer.lint.records import Options, scan_with_dependencies
+
+
+def _fix_example(tmp_path: Path, slug: str, example, unsafe: bool = True):
+    """(tree root, report) of the slug's findings in the example, fixed and verified."""
+    root, _ = _tree(tmp_path / "fixing", example)
+    options = Options((example.protocol,), (), None, False, 1)
+    record = scan_with_dependencies(root, options)
+    findings, hook = record["scan"]["findings"], None
+    if example.target_config is not None:
+        from tracer.effective.annotate import annotate_scan
+        from tracer.fix.effective import Configs, effective_hook
+        from tracer.present.scan_json import from_json, to_json
+
+        target, draft = tmp_path / "target.json", tmp_path / "draft.json"
+        target.write_text(json.dumps(example.target_config))
+        draft.write_text(json.dumps(example.draft_config))
+        packs = options.packs()
+        findings = to_json(annotate_scan(from_json(record["scan"]), packs, target, draft, use_cache=False,
+                                         pp=example.pp))["findings"]
+        hook = effective_hook(Configs(str(target), str(draft), example.pp), packs)
+    findings = [f for f in findings if f["slug"] == slug]
+    return root, fix_findings(root, record, findings, options, unsafe=unsafe, effective=hook)
+
+
+def _cases():
+    for slug, fix in FIXES.items():
+        for index, example in enumerate(CATALOGUE[slug].fires):
+            yield pytest.param(slug, index, example, id=f"{slug}-fires-{index}")
+
+
+def test_every_fix_names_a_codemod_a_variant_and_the_examples_it_repairs():
+    for slug, fix in FIXES.items():
+        rule = CATALOGUE[slug]
+        assert rule.autofix is fix and fix.codemod in CODEMODS
+        assert set(fix.variants) <= set(rule.messages), slug
+        assert fix.repairs and all(0 <= i < len(rule.fires) for i in fix.repairs), slug
+        assert fix.before != fix.after
+
+
+@pytest.mark.parametrize("slug, index, example", list(_cases()))
+def test_fix_on_each_must_fire_example(tmp_path, slug, index, example):
+    root, report = _fix_example(tmp_path, slug, example)
+    fix = FIXES[slug]
+    statuses = [o.status for o in report.outcomes if o.slug == slug]
+    if index not in fix.repairs:
+        assert "fixed" not in statuses and not report.fixed  # the fix declines: nothing is written
+        return
+    assert statuses and set(statuses) == {"fixed"}, [(o.status, o.why) for o in report.outcomes]
+    assert report.summary().startswith(f"fixed {len(statuses)} (verified by re-trace), 0 not fixable")
+    before = {p: (root / p).read_text() for p in report.fixed}
+    assert write_fixes(root, report) == sorted(report.fixed)
+    changed = [p for p in report.fixed if (root / p).read_text() != before[p]]
+    assert changed, "the fix wrote nothing"
+    # the fixed example, scanned afresh (not re-traced): quiet, and every target chain ok
+    fixed_example = type(example)(files=tuple((p, (root / p).read_text()) for p, _ in example.files),
+                                  protocol=example.protocol, target_config=example.target_config,
+                                  draft_config=example.draft_config, pp=example.pp)
+    findings, _ = _findings(tmp_path / "rescan", fixed_example)
+    assert [f["message"] for f in findings if f["slug"] == slug] == []
+    from tracer.api import scan_tree
+    from tracer.config.packs import load_protocols
+
+    rescanned = scan_tree(root, load_protocols([example.protocol]), use_cache=False).result
+    assert [m.verdict for m in rescanned.models if not m.draft and m.verdict != "missing"] == \
+           ["ok"] * len([m for m in rescanned.models if not m.draft and m.verdict != "missing"])
+
+
+def test_only_the_findings_lines_change(tmp_path):
+    example = CATALOGUE["dead-write"].fires[1]
+    root, report = _fix_example(tmp_path, "dead-write", example)
+    (path, text), = report.fixed.items()
+    old, new = report.originals[path].splitlines(), text.splitlines()
+    assert len(old) == len(new)
+    assert [i + 1 for i, (a, b) in enumerate(zip(old, new)) if a != b] == [report.outcomes[0].line]
+    assert "self.model.layers_to_capture = [val + 1" in new[report.outcomes[0].line - 1]
+
+
+_WRAPPED_TWICE_BROKEN = '''
+class FooVLForConditionalGeneration(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.language_model = FooForCausalLM(config)
+
+    def set_eagle3_layers_to_capture(self, layer_ids=None):
+        self.language_model.set_eagle3_layer_to_capture(layer_ids)
+'''
+
+
+def test_a_fix_that_uncovers_a_new_finding_is_rolled_back(tmp_path):
+    """The delegation fix is right, but the method it now reaches writes a misspelled attribute: the
+    wrapper's chain gets a dead-write it did not have, so the fix is not kept."""
+    from tracer.checks import example
+    from tracer.checks.trees import SETTER
+
+    broken_inner = SETTER.replace("self.model.layers_to_capture = [val + 1", "self.model.layers_to_captur = [val + 1")
+    tree = example(model_file("foo", model(setter=broken_inner, extra=_WRAPPED_TWICE_BROKEN,
+                                           entry="[FooForCausalLM, FooVLForConditionalGeneration]")))
+    root, report = _fix_example(tmp_path, "broken-delegation", tree)
+    (outcome,) = report.outcomes
+    assert outcome.status == "rolled-back" and outcome.why.startswith("a new finding appears: dead-write")
+    assert report.fixed == {} and report.summary().startswith("fixed 0 (verified by re-trace), 1 not fixable")
+
+
+def test_unsafe_fixes_wait_for_the_flag(tmp_path):
+    root, report = _fix_example(tmp_path, "call-order", CATALOGUE["call-order"].fires[0], unsafe=False)
+    assert [o.status for o in report.outcomes] == ["unsafe"] and report.fixed == {}
+    assert report.summary() == "fixed 0 (verified by re-trace), 0 not fixable automatically; 1 more with --unsafe-fixes"
+
+
+def _dead_write_tree(tmp_path: Path) -> Path:
+    root, _ = _tree(tmp_path, CATALOGUE["dead-write"].fires[1])
+    return root
+
+
+def test_scan_diff_prints_the_fix_and_writes_nothing(tmp_path):
+    root = _dead_write_tree(tmp_path)
+    model_path = root / "sglang/srt/models/foo.py"
+    before = model_path.read_bytes()
+    result = CliRunner().invoke(main, ["scan", str(root), "--no-cache", "--diff"])
+    assert result.exit_code == 1, result.output
+    assert "-            self.model.layers_to_captur = [val + 1" in result.output
+    assert "+            self.model.layers_to_capture = [val + 1" in result.output
+    assert "would fix 1 (verified by re-trace), 0 not fixable automatically" in result.output
+    assert model_path.read_bytes() == before
+
+
+def test_scan_fix_writes_keeping_the_mode_and_the_tree_scans_ok(tmp_path):
+    root = _dead_write_tree(tmp_path)
+    model_path = root / "sglang/srt/models/foo.py"
+    os.chmod(model_path, 0o640)
+    result = CliRunner().invoke(main, ["scan", str(root), "--no-cache", "--fix"])
+    assert result.exit_code == 0, result.output
+    assert "fixed 1 (verified by re-trace), 0 not fixable automatically" in result.output
+    assert "No findings." in result.output and "1 target model (1 ok)" in result.output
+    assert "self.model.layers_to_capture = [val + 1" in model_path.read_text()
+    assert os.stat(model_path).st_mode & 0o777 == 0o640
+
+
+def test_scan_fix_never_writes_through_a_link(tmp_path):
+    root = _dead_write_tree(tmp_path / "a")
+    model_path = root / "sglang/srt/models/foo.py"
+    outside = tmp_path / "outside.py"
+    shutil.move(model_path, outside)
+    model_path.symlink_to(outside)
+    before = outside.read_text()
+    result = CliRunner().invoke(main, ["scan", str(root), "--no-cache", "--fix"])
+    assert "fixed 0 (verified by re-trace), 1 not fixable automatically" in result.output, result.output
+    assert outside.read_text() == before and model_path.is_symlink()
+
+
+def test_sarif_carries_the_fix(tmp_path):
+    root = _dead_write_tree(tmp_path)
+    result = CliRunner().invoke(main, ["scan", str(root), "--no-cache", "--diff", "--format", "sarif"])
+    sarif = json.loads(result.stdout)
+    (found,) = [r for r in sarif["runs"][0]["results"] if r["ruleId"] == "dead-write"]
+    (change,) = found["fixes"][0]["artifactChanges"]
+    assert change["artifactLocation"]["uri"] == "sglang/srt/models/foo.py"
+    (replacement,) = change["replacements"]
+    line = found["locations"][0]["physicalLocation"]["region"]["startLine"]
+    assert replacement["deletedRegion"]["startLine"] == line and replacement["deletedRegion"]["endLine"] == line + 1
+    assert replacement["insertedContent"]["text"].strip().startswith("self.model.layers_to_capture = [val + 1")
+
+
+def test_rules_show_the_fix_and_its_example():
+    assert "## Fix (safe: --fix applies it)" in rule_text(CATALOGUE["dead-write"])
+    assert "self.model.layers_to_capture = [val + 1" in rule_text(CATALOGUE["dead-write"]).split("After:")[1]
+    assert "## Fix (unsafe: applied only with --unsafe-fixes)" in rule_text(CATALOGUE["call-order"])
+    assert "## Fix\nNone:" in rule_text(CATALOGUE["unresolved"])
+
+
+def test_lint_fix_on_a_change(tmp_path):
+    root, _ = _tree(tmp_path, CATALOGUE["dead-write"].quiet[0])
+    git = ["git", "-C", str(root), "-c", "user.email=t@t", "-c", "user.name=t"]
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    subprocess.run(git + ["add", "-A"], check=True)
+    subprocess.run(git + ["commit", "-qm", "base"], check=True)
+    model_path = root / "sglang/srt/models/foo.py"
+    model_path.write_text(model_path.read_text().replace("layers_to_capture = [val + 1", "layers_to_captur = [val + 1"))
+    cache = str(tmp_path / "cache")
+    shown = CliRunner().invoke(main, ["lint", "-C", str(root), "--cache-dir", cache, "--diff"])
+    assert shown.exit_code == 1 and "+            self.model.layers_to_capture = [val + 1" in shown.output
+    fixed = CliRunner().invoke(main, ["lint", "-C", str(root), "--cache-dir", cache, "--fix"])
+    assert fixed.exit_code == 0, fixed.output
+    assert "fixed 1 (verified by re-trace)" in fixed.output and "new findings: none" in fixed.output
+    assert subprocess.run(git + ["diff", "--quiet"]).returncode == 0  # back to the committed text
+
+
+@pytest.mark.real
+def test_planted_misspelled_write_in_a_real_release(tmp_path, sglang_release):
+    """A copy of SGLang 0.5.23 with `layers_to_captur` planted in Qwen2ForCausalLM's setter: --diff shows
+    the one-line fix, --fix writes it, and the fixed tree's Qwen2 chain is ok again."""
+    tree = tmp_path / "rel"
+    shutil.copytree(sglang_release("0.5.23"), tree, copy_function=os.link)  # links: the cached release's files
+    qwen2 = tree / "sglang/srt/models/qwen2.py"
+    text = qwen2.read_text()
+    planted = text.replace("self.model.layers_to_capture = [val + 1", "self.model.layers_to_captur = [val + 1")
+    assert planted != text
+    qwen2.unlink()  # its own file now: the release in the cache stays as it was (a fix renames a new file in)
+    qwen2.write_text(planted)
+    cache = str(tmp_path / "cache")
+    args = ["scan", str(tree), "--cache-dir", cache, "--protocol", "sglang-eagle3", "--select", "dead-write"]
+    shown = CliRunner().invoke(main, args + ["--diff"])
+    assert shown.exit_code == 1, shown.output
+    assert "-            self.model.layers_to_captur = [val + 1 for val in layer_ids]" in shown.output
+    lines = shown.output.splitlines()
+    assert len([x for x in lines if x.startswith("+") and not x.startswith("+++")]) == 1
+    assert len([x for x in lines if x.startswith("-") and not x.startswith("---")]) == 1
+    assert "would fix 1 (verified by re-trace), 0 not fixable automatically" in shown.output
+    fixed = CliRunner().invoke(main, args + ["--fix", "--format", "json"])
+    assert qwen2.read_text() == text  # exactly the release's own line again
+    scan = json.loads(fixed.stdout)
+    (qwen,) = [m for m in scan["models"] if m["entry"].endswith("qwen2.Qwen2ForCausalLM")]
+    assert qwen["verdict"] == "ok"
+    assert [f for f in scan["findings"] if f["slug"] == "dead-write" and f["severity"] != "info"] == []
