@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
+from typing import Any, cast
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
@@ -60,9 +61,8 @@ def _locate(source: str, line: int) -> tuple[cst.Module, cst.SimpleStatementLine
 
 
 def _replace_statement(module: cst.Module, old: cst.CSTNode, new: cst.CSTNode | Sequence[cst.CSTNode]) -> str:
-    replacement: cst.CSTNode | cst.FlattenSentinel[cst.CSTNode]
-    replacement = cst.FlattenSentinel(list(new)) if isinstance(new, Sequence) else new
-    updated = module.deep_replace(old, replacement)
+    replacement: Any = cst.FlattenSentinel(list(new)) if isinstance(new, Sequence) else new
+    updated = module.deep_replace(old, replacement)  # a FlattenSentinel puts several statements in one's place
     assert isinstance(updated, cst.Module)
     return updated.code
 
@@ -287,8 +287,8 @@ def move_before_capture(source: str, line: int, fields: Fields) -> str | None:
         to -= 1
     if to == index:
         return None
-    moved = statement.with_changes(leading_lines=body[to].leading_lines)
-    displaced = body[to].with_changes(leading_lines=statement.leading_lines)
+    moved = statement.with_changes(leading_lines=cast(Any, body[to]).leading_lines)
+    displaced = cast(Any, body[to]).with_changes(leading_lines=statement.leading_lines)  # simple or compound
     reordered = body[:to] + [moved, displaced] + body[to + 1:index] + body[index + 1:]
     updated = module.deep_replace(block, block.with_changes(body=reordered))
     assert isinstance(updated, cst.Module)

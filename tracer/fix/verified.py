@@ -74,7 +74,7 @@ class FixReport:
         return line
 
     def diff(self) -> str:
-        chunks = []
+        chunks: list[str] = []
         for path in sorted(self.fixed):
             chunks.extend(difflib.unified_diff(self.originals[path].splitlines(keepends=True),
                                                self.fixed[path].splitlines(keepends=True),
