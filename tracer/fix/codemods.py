@@ -8,6 +8,7 @@ changes (``move_before_capture`` moves that statement, ``log_fallback`` adds one
 
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, cast
@@ -127,22 +128,18 @@ def _walk(node: cst.CSTNode) -> list[cst.CSTNode]:
 _LOGGER_FACTORIES = ("getLogger", "init_logger", "get_logger")
 
 
-def _module_logger(module: cst.Module) -> str | None:
+def _module_logger(tree: ast.Module) -> str | None:
     """A module-level logger (``logger = logging.getLogger(__name__)``), else ``logging`` when imported."""
     imported = False
-    for statement in module.body:
-        if not isinstance(statement, cst.SimpleStatementLine):
-            continue
-        for small in statement.body:
-            if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name) \
-                    and isinstance(small.value, cst.Call):
-                func = small.value.func
-                name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
-                if name in _LOGGER_FACTORIES:
-                    return small.targets[0].target.value
-            if isinstance(small, cst.Import) and any(
-                    isinstance(a.name, cst.Name) and a.name.value == "logging" and a.asname is None for a in small.names):
-                imported = True
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
+                and isinstance(node.value, ast.Call):
+            func = node.value.func
+            name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+            if name in _LOGGER_FACTORIES:
+                return node.targets[0].id
+        if isinstance(node, ast.Import) and any(a.name == "logging" and a.asname is None for a in node.names):
+            imported = True
     return "logging" if imported else None
 
 
@@ -153,12 +150,12 @@ def log_fallback(source: str, line: int, fields: Fields) -> str | None:
     if found is None:
         return None
     module, statement, _ = found
-    logger = _module_logger(module)
+    logger = fields.get("logger")
     small = statement.body[0] if len(statement.body) == 1 else None
-    if logger is None or small is None:
+    if not logger or small is None:
         return None
     param = fields.get("param") or fields.get("condition") or ""
-    where = fields.get("method") or fields.get("function") or ""
+    where = ".".join(p for p in (fields.get("owner_name"), fields.get("method")) if p) or fields.get("function") or ""
     when = f"{param} is None" if fields.get("param") else param or "the draft config names no layer ids"
     text = f"{where + ': ' if where else ''}{when}; using the fallback layers %s"
     if isinstance(small, cst.Return) and small.value is not None:
@@ -300,7 +297,33 @@ def _is_docstring(statement: cst.BaseStatement) -> bool:
         and isinstance(statement.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
 
 
+def _windowed(codemod: Callable[[str, int, Fields], str | None]) -> Callable[[str, int, Fields], str | None]:
+    """The codemod run on the top-level statement (class, def) that holds the line, not the whole
+    file: libcst's positions cost more than its parse, and no other line can change this way."""
+
+    def run(source: str, line: int, fields: Fields) -> str | None:
+        try:
+            tree = ast.parse(source)
+        except (SyntaxError, ValueError, RecursionError):
+            return None
+        spans = [(min([n.lineno] + [d.lineno for d in getattr(n, "decorator_list", ())]), n.end_lineno or n.lineno)
+                 for n in tree.body]
+        span = next(((a, b) for a, b in spans if a <= line <= b), None)
+        if span is None:
+            return None
+        lines = source.splitlines(keepends=True)
+        start, end = span
+        window = "".join(lines[start - 1:end])
+        fixed = codemod(window, line - start + 1, {**fields, "logger": _module_logger(tree) or ""})
+        if fixed is None:
+            return None
+        return "".join(lines[:start - 1]) + fixed + "".join(lines[end:])
+
+    return run
+
+
 CODEMODS: Mapping[str, Callable[[str, int, Fields], str | None]] = {
-    "rename_write": rename_write, "rename_call": rename_call, "log_fallback": log_fallback,
-    "shift_ids": shift_ids, "move_before_capture": move_before_capture,
+    "rename_write": _windowed(rename_write), "rename_call": _windowed(rename_call),
+    "log_fallback": _windowed(log_fallback), "shift_ids": _windowed(shift_ids),
+    "move_before_capture": _windowed(move_before_capture),
 }

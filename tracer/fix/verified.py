@@ -99,6 +99,13 @@ def _keys(findings: Iterable[Mapping], head: Mapping) -> Counter:
     return found
 
 
+def _gone(finding: Mapping, head: Mapping) -> bool:
+    """Whether the re-trace ``head`` reaches the finding's chains and no longer has it."""
+    target = _keys([finding], head)
+    present = _keys(head["findings"], head)
+    return bool(target) and not any(present[k] for k in target)
+
+
 def _replacements(before: str, after: str) -> tuple[Replacement, ...]:
     old, new = before.splitlines(keepends=True), after.splitlines(keepends=True)
     found = []
@@ -150,13 +157,13 @@ def fix_findings(root: str | Path, record: dict, findings: Sequence[Mapping], op
         heads: dict[tuple[object, ...], dict] = {}
 
         def head(texts: Mapping[str, str], also: str) -> dict:
-            """The re-trace with ``texts`` in place of the tree's files, touching them and ``also``."""
+            """The re-trace of what ``also`` reaches, with ``texts`` (every kept fix) in place of the tree's
+            files (a kept fix elsewhere was verified on what it reaches; where that overlaps, it is here)."""
             key = (also, *sorted(texts.items()))
             if key not in heads:
                 view = view_of(texts)
                 keep: dict = {}
-                traced = retrace_with(root, record, sorted(set(touched) | set(view) | {also}), options,
-                                      view=view, keep=keep)
+                traced = retrace_with(root, record, sorted(set(touched) | {also}), options, view=view, keep=keep)
                 heads[key] = effective(traced, keep) if effective is not None and keep else traced
             return heads[key]
 
@@ -178,6 +185,9 @@ def fix_findings(root: str | Path, record: dict, findings: Sequence[Mapping], op
                 outcomes.append(outcome("not-fixable", "the file cannot be fixed in place (a link, not UTF-8, "
                                                        "too big, or outside the tree)"))
                 continue
+            if path in kept and _gone(finding, head(kept, path)):
+                outcomes.append(outcome("fixed", "by an earlier fix on the same lines"))
+                continue
             candidate, why = propose(finding, source)
             if candidate is None:
                 outcomes.append(outcome("not-fixable", why))
@@ -185,12 +195,14 @@ def fix_findings(root: str | Path, record: dict, findings: Sequence[Mapping], op
             originals.setdefault(path, source)
             try:
                 before = head(kept, path)
+                old = _keys(before["findings"], before)
+                target = _keys([finding], before)
                 after = head({**kept, path: candidate}, path)
             except NeedFullScan as exc:
                 outcomes.append(outcome("rolled-back", f"the re-trace cannot answer it ({exc})"))
                 continue
-            old, new = _keys(before["findings"], before), _keys(after["findings"], after)
-            target = _keys([finding], before) or _keys([finding], after)
+            new = _keys(after["findings"], after)
+            target = target or _keys([finding], after)
             gone = all(new[k] < old[k] for k in target) and bool(target)
             # a new info finding does not block (a draft head's copy: the runner never calls it)
             serious = _keys([f for f in after["findings"] if f.get("severity") != "info"], after)
