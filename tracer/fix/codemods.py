@@ -166,11 +166,33 @@ def log_fallback(source: str, line: int, fields: Fields) -> str | None:
         return _replace_statement(module, statement, [new[0].with_changes(leading_lines=statement.leading_lines),
                                                       *new[1:-1], new[-1].with_changes(trailing_whitespace=
                                                                                        statement.trailing_whitespace)])
+    if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
+        # the fallback handed on (``self.model.set_...([2, n // 2, n - 3])``): log it first, naming the
+        # list as the finding does (evaluated twice: only names and constants, no call)
+        value = fields.get("value", "")
+        try:
+            named = cst.parse_expression(value)
+        except cst.ParserSyntaxError:
+            return None
+        if any(isinstance(n, (cst.Call, cst.Await, cst.Yield, cst.NamedExpr)) for n in _walk(named)) or not any(
+                module.code_for_node(a.value).split() and _same(module.code_for_node(a.value), value)
+                for a in small.value.args):
+            return None
+        call = cst.parse_statement(f"{logger}.warning({_quoted(text)}, {value})\n")
+        return _replace_statement(module, statement, [call.with_changes(leading_lines=statement.leading_lines),
+                                                      statement.with_changes(leading_lines=())])
     targets = _assign_targets(statement)
     if len(targets) != 1 or not isinstance(targets[0], (cst.Name, cst.Attribute)) or not isinstance(small, cst.Assign):
         return None
     call = cst.parse_statement(f"{logger}.warning({_quoted(text)}, {module.code_for_node(targets[0])})\n")
     return _replace_statement(module, statement, [statement, call])
+
+
+def _same(code: str, value: str) -> bool:
+    """The same expression, up to layout (line breaks, a trailing comma)."""
+    def flat(text: str) -> str:
+        return re.sub(r",\s*([\])}])", r"\1", re.sub(r"\s+", " ", text)).replace("[ ", "[").replace(" ]", "]")
+    return flat(code) == flat(value)
 
 
 def _quoted(text: str) -> str:
