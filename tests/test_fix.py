@@ -39,7 +39,7 @@ def _fix_example(tmp_path: Path, slug: str, example, unsafe: bool = True):
         packs = options.packs()
         findings = to_json(annotate_scan(from_json(record["scan"]), packs, target, draft, use_cache=False,
                                          pp=example.pp))["findings"]
-        hook = effective_hook(Configs(str(target), str(draft), example.pp), packs)
+        hook = effective_hook(Configs(str(target), str(draft), example.pp), packs, record["scan"]["protocols"])
     findings = [f for f in findings if f["slug"] == slug]
     return root, fix_findings(root, record, findings, options, unsafe=unsafe, effective=hook)
 
@@ -234,3 +234,66 @@ def test_planted_misspelled_write_in_a_real_release(tmp_path, sglang_release):
     (qwen,) = [m for m in scan["models"] if m["entry"].endswith("qwen2.Qwen2ForCausalLM")]
     assert qwen["verdict"] == "ok"
     assert [f for f in scan["findings"] if f["slug"] == "dead-write" and f["severity"] != "info"] == []
+
+
+def test_a_guessed_fallback_returned_gets_a_local_and_a_log_line(tmp_path):
+    """The runner-side form (DFlash's guesser): ``return guess(...)`` becomes the layers in a local,
+    the warning, ``return`` the local; verified on the dflash pack's re-trace."""
+    from tracer.checks import example
+    from tracer.checks.chain_checks import _RUNNER_GUESS
+
+    guess = _RUNNER_GUESS.replace('"""DFlash layer choice (example)."""\n',
+                                  '"""DFlash layer choice (example)."""\nimport logging\n\nlogger = logging.getLogger(__name__)\n')
+    from tracer.checks.trees import SETTER
+
+    dflash_model = model(setter=SETTER.replace("set_eagle3_", "set_dflash_"))
+    tree = example(model_file("foo", dflash_model), ("sglang/srt/speculative/guess.py", guess), protocol="sglang-dflash")
+    root, report = _fix_example(tmp_path, "silent-fallback", tree)
+    assert [(o.status, o.why) for o in report.outcomes] == [("fixed", "")]
+    text = report.fixed["sglang/srt/speculative/guess.py"]
+    assert "            fallback_layers = build_target_layer_ids(target_num_layers, draft_num_layers)\n" \
+           "            logger.warning(\"DraftConfig.resolve_target_layer_ids: self.target_layer_ids is None; using the " \
+           "fallback layers %s\", fallback_layers)\n            return fallback_layers  # expect: silent-fallback\n" in text
+
+
+def test_a_fallback_handed_on_is_logged_before_the_call():
+    from tracer.fix.codemods import CODEMODS
+
+    source = ("import logging\nlogger = logging.getLogger(__name__)\n\n\nclass A:\n    def set(self, ids=None):\n"
+              "        if ids is None:\n            n = 8\n            self.model.set(\n                [\n"
+              "                    2,\n                    n // 2,\n                ]\n            )  # keep\n")
+    fields = {"value": "[2, n // 2]", "param": "ids", "owner_name": "A", "method": "set"}
+    fixed = CODEMODS["log_fallback"](source, 9, fields)
+    assert fixed == source.replace("            self.model.set(\n",
+                                   "            logger.warning(\"A.set: ids is None; using the fallback layers %s\", "
+                                   "[2, n // 2])\n            self.model.set(\n")
+    assert CODEMODS["log_fallback"](source.replace("logger = logging.getLogger(__name__)\n", "")
+                                    .replace("import logging\n", ""), 7, fields) is None  # no logger: declines
+    assert CODEMODS["log_fallback"](source, 9, dict(fields, value="[2, f(n)]")) is None  # a call: not twice
+
+
+def test_the_call_moves_no_higher_than_what_it_needs():
+    from tracer.fix.codemods import CODEMODS
+
+    source = ("class R:\n    def initialize(self):\n        self.prepare()\n        if self.skip:\n            return\n"
+              "        ids = self.args.ids\n        self.load()\n        self.capture_graphs()\n        self.model.set(ids)\n")
+    fixed = CODEMODS["move_before_capture"](source, 9, {})
+    assert fixed == source.replace("        self.load()\n        self.capture_graphs()\n        self.model.set(ids)\n",
+                                   "        self.model.set(ids)\n        self.load()\n        self.capture_graphs()\n")
+    first = source.replace("        ids = self.args.ids\n        self.load()\n        self.capture_graphs()\n", "")
+    assert CODEMODS["move_before_capture"](first, 6, {}) is None  # right after the early return: nowhere to go
+
+
+def test_scan_unsafe_fixes_with_configs_verify_the_effective_layers(tmp_path):
+    example = CATALOGUE["offset-mismatch"].fires[0]
+    root, _ = _tree(tmp_path, example)
+    target, draft = tmp_path / "target.json", tmp_path / "draft.json"
+    target.write_text(json.dumps(example.target_config))
+    draft.write_text(json.dumps(example.draft_config))
+    args = ["scan", str(root), "--no-cache", "--target-config", str(target), "--draft-config", str(draft)]
+    safe_only = CliRunner().invoke(main, args + ["--fix"])
+    assert "fixed 0 (verified by re-trace), 0 not fixable automatically; 1 more with --unsafe-fixes" in safe_only.output
+    fixed = CliRunner().invoke(main, args + ["--unsafe-fixes"])
+    assert "fixed 1 (verified by re-trace), 0 not fixable automatically" in fixed.output, fixed.output
+    assert fixed.exit_code == 0 and "offset-mismatch" not in fixed.output.split("fixed 1")[1]
+    assert "self.model.layers_to_capture = [val + 1 for val in layer_ids]" in (root / "sglang/srt/models/foo.py").read_text()

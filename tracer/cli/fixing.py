@@ -66,7 +66,7 @@ def scan_fixes(path: str, options: Options, keep: Callable[[list[dict]], list[di
                                   configs.draft, options.cache_dir, options.use_cache, pp=configs.pp,
                                   draft_framework=configs.draft_framework)
         findings = to_json(annotated)["findings"]
-        hook = effective_hook(configs, packs)
+        hook = effective_hook(configs, packs, record["scan"]["protocols"])
     return fix_findings(path, record, keep(findings), options, unsafe=unsafe, effective=hook), record
 
 

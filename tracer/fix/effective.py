@@ -24,12 +24,13 @@ class Configs:
     draft_framework: str | None = None
 
 
-def effective_hook(configs: Configs, packs: Sequence[Protocol]) -> Callable[[dict, dict], dict]:
-    """A function (re-trace head, its kept project) -> the head with the effective findings added."""
+def effective_hook(configs: Configs, packs: Sequence[Protocol], present: Sequence[str]) -> Callable[[dict, dict], dict]:
+    """A function (re-trace head, its kept project) -> the head with the effective findings added;
+    ``present``: the protocols the scan found in the tree (the record's)."""
 
     def add(head: dict, keep: dict) -> dict:
         result = from_json({"root": "", "models": head["models"], "findings": head["findings"],
-                            "call_sites": head["call_sites"], "protocols": [p.name for p in packs]})
+                            "call_sites": head["call_sites"], "protocols": list(present)})
         draft_raw, architectures = read_config_json(configs.draft, "draft config")
         proto = pick_protocol(result, packs, draft_raw, architectures, None)
         origin = origin_pack(configs.draft_framework, packs, proto, architectures) if configs.draft_framework \
