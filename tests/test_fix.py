@@ -201,6 +201,10 @@ def test_lint_fix_on_a_change(tmp_path):
     cache = str(tmp_path / "cache")
     shown = CliRunner().invoke(main, ["lint", "-C", str(root), "--cache-dir", cache, "--diff"])
     assert shown.exit_code == 1 and "+            self.model.layers_to_capture = [val + 1" in shown.output
+    sarif = CliRunner().invoke(main, ["lint", "-C", str(root), "--cache-dir", cache, "--diff", "--format", "sarif"])
+    (found,) = json.loads(sarif.stdout)["runs"][0]["results"]
+    (replacement,) = found["fixes"][0]["artifactChanges"][0]["replacements"]
+    assert replacement["insertedContent"]["text"].strip().startswith("self.model.layers_to_capture = [val + 1")
     fixed = CliRunner().invoke(main, ["lint", "-C", str(root), "--cache-dir", cache, "--fix"])
     assert fixed.exit_code == 0, fixed.output
     assert "fixed 1 (verified by re-trace)" in fixed.output and "new findings: none" in fixed.output

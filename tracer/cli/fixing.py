@@ -129,20 +129,24 @@ def scan_fix(path: str, packs: Any, settings: Any, unsafe: bool, diff: bool, qui
 
 
 def lint_fix(root: Path, base_ref: str | None, options: Options, result: dict, threshold: str, selection: Any,
-             unsafe: bool, diff: bool, out_file: str | None) -> bool:
+             unsafe: bool, diff: bool, out_file: str | None, fmt: str = "text") -> tuple[bool, dict | None]:
     """`tracer lint --fix/--unsafe-fixes/--diff` on lint's new findings: --diff prints the diff and
-    exits; else the kept fixes are written and the answer is whether any was (lint again then)."""
+    exits (with --format sarif: the SARIF fixes for lint's output are returned); else the kept fixes
+    are written. (whether any fix was written, the SARIF fixes or None)."""
     import sys
 
     from tracer.cli.options import write_output
 
     findings = fixable(result["findings"], threshold, tuple(selection.named))
     report = lint_fixes(root, base_ref, options, findings, unsafe)
+    if diff and fmt == "sarif":
+        click.echo(f"tracer: {report.summary(written=False)}", err=True)
+        return False, sarif_fixes(report)
     finish(root, report, diff)
     if diff:
         write_output(report.diff(), out_file)
         sys.exit(1 if report.fixed else 0)
-    return bool(report.fixed)
+    return bool(report.fixed), None
 
 
 def sarif_fixes(report: FixReport) -> dict[tuple[str, str, int], list[dict]]:

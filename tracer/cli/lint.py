@@ -82,16 +82,17 @@ def lint_command(packs: PackOptions, rules: RuleOptions, quiet: bool, start: str
                       notes=tuple(gate.notes) if gate is not None else ())
     for key in ("findings", "fixed"):  # --select/--ignore: the rules not chosen are neither new nor fixed
         result[key] = [f for f in result[key] if f["slug"] in selection.slugs]
-    if (fix or unsafe_fixes or diff) and lint_fix(root, base_ref, options, result, config.fail_on, selection,
-                                                  unsafe_fixes, diff, out_file):
-        result = lint(root, base_ref, config, options, full=full, use_baseline=not no_baseline,  # what is left
+    written, fixes = lint_fix(root, base_ref, options, result, config.fail_on, selection, unsafe_fixes, diff,
+                              out_file, fmt) if fix or unsafe_fixes or diff else (False, None)
+    if written:  # lint again: what is left
+        result = lint(root, base_ref, config, options, full=full, use_baseline=not no_baseline,
                       baseline_bytes=gate.baseline_bytes if gate is not None and not baseline else None,
                       notes=tuple(gate.notes) if gate is not None else ())
         result.update({key: [f for f in result[key] if f["slug"] in selection.slugs] for key in ("findings", "fixed")})
     if fmt == "json":
         text = json.dumps(result, indent=2) + "\n"
     elif fmt == "sarif":
-        text = format_sarif(as_scan_result(result))
+        text = format_sarif(as_scan_result(result), fixes=fixes or None)
     elif fmt == "github":
         text = "".join(f"::warning title=tracer lint::{escape_data(note)}\n" for note in result.get("notes", []))
         text += format_github(as_scan_result(result), show_info=config.fail_on == "info",
