@@ -301,3 +301,16 @@ def test_scan_unsafe_fixes_with_configs_verify_the_effective_layers(tmp_path):
     assert "fixed 1 (verified by re-trace), 0 not fixable automatically" in fixed.output, fixed.output
     assert fixed.exit_code == 0 and "offset-mismatch" not in fixed.output.split("fixed 1")[1]
     assert "self.model.layers_to_capture = [val + 1 for val in layer_ids]" in (root / "sglang/srt/models/foo.py").read_text()
+
+
+def test_nothing_outside_the_scanned_tree_is_touched(tmp_path):
+    outside = tmp_path / "outside.py"
+    outside.write_text("x = 1\n")
+    root = tmp_path / "tree"
+    root.mkdir()
+    finding = {"slug": "dead-write", "file": "../outside.py", "line": 1, "entry": "m.C", "protocol": "p",
+               "message": "self.model.x is written, but the decoder loop reads y: nothing is captured",
+               "hint": "Write y (check the spelling)."}
+    report = fix_findings(root, {}, [finding], Options((), (), None, False, 1))
+    assert [o.status for o in report.outcomes] == ["not-fixable"] and report.fixed == {}
+    assert outside.read_text() == "x = 1\n"
