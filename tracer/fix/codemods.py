@@ -9,6 +9,7 @@ changes (``move_before_capture`` moves that statement, ``log_fallback`` adds one
 from __future__ import annotations
 
 import ast
+import difflib
 import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, cast
@@ -319,27 +320,51 @@ def _is_docstring(statement: cst.BaseStatement) -> bool:
         and isinstance(statement.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
 
 
+def _span(node: ast.AST) -> tuple[int, int]:
+    first = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", ())])  # type: ignore[attr-defined]
+    return first, node.end_lineno or node.lineno  # type: ignore[attr-defined]
+
+
+def _window(tree: ast.Module, lines: list[str], line: int) -> tuple[int, int, str] | None:
+    """(first line, last line, indent) of the innermost def holding ``line`` whose lines all carry its
+    indent (a string literal further left: the top-level statement instead), else the top-level one."""
+    defs = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+            and _span(n)[0] <= line <= _span(n)[1]]
+    for node in sorted(defs, key=lambda n: _span(n)[1] - _span(n)[0]):
+        start, end = _span(node)
+        indent = lines[start - 1][:len(lines[start - 1]) - len(lines[start - 1].lstrip())]
+        if all(text.startswith(indent) or not text.strip() for text in lines[start - 1:end]):
+            return start, end, indent
+    top = next((_span(n) for n in tree.body if _span(n)[0] <= line <= _span(n)[1]), None)
+    return (*top, "") if top is not None else None
+
+
 def _windowed(codemod: Callable[[str, int, Fields], str | None]) -> Callable[[str, int, Fields], str | None]:
-    """The codemod run on the top-level statement (class, def) that holds the line, not the whole
-    file: libcst's positions cost more than its parse, and no other line can change this way."""
+    """The codemod run on the innermost def that holds the line (dedented), not the whole file:
+    libcst's positions over a model file cost more than its parse. The lines the codemod did not
+    change are put back byte for byte; the ones it wrote get the def's indent."""
 
     def run(source: str, line: int, fields: Fields) -> str | None:
         try:
             tree = ast.parse(source)
         except (SyntaxError, ValueError, RecursionError):
             return None
-        spans = [(min([n.lineno] + [d.lineno for d in getattr(n, "decorator_list", ())]), n.end_lineno or n.lineno)
-                 for n in tree.body]
-        span = next(((a, b) for a, b in spans if a <= line <= b), None)
-        if span is None:
-            return None
         lines = source.splitlines(keepends=True)
-        start, end = span
-        window = "".join(lines[start - 1:end])
-        fixed = codemod(window, line - start + 1, {**fields, "logger": _module_logger(tree) or ""})
+        window = _window(tree, lines, line)
+        if window is None:
+            return None
+        start, end, indent = window
+        original = lines[start - 1:end]
+        dedented = [text[len(indent):] if text.startswith(indent) else text.lstrip(" \t") for text in original]
+        fixed = codemod("".join(dedented), line - start + 1, {**fields, "logger": _module_logger(tree) or ""})
         if fixed is None:
             return None
-        return "".join(lines[:start - 1]) + fixed + "".join(lines[end:])
+        after = fixed.splitlines(keepends=True)
+        spliced: list[str] = []
+        for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, dedented, after, autojunk=False).get_opcodes():
+            spliced.extend(original[i1:i2] if tag == "equal" else
+                           (indent + text if text.strip() else text for text in after[j1:j2]))
+        return "".join(lines[:start - 1] + spliced + lines[end:])
 
     return run
 
