@@ -314,3 +314,16 @@ def test_nothing_outside_the_scanned_tree_is_touched(tmp_path):
     report = fix_findings(root, {}, [finding], Options((), (), None, False, 1))
     assert [o.status for o in report.outcomes] == ["not-fixable"] and report.fixed == {}
     assert outside.read_text() == "x = 1\n"
+
+
+def test_the_window_keeps_every_other_byte():
+    """A blank line with trailing spaces and a string literal further left than the def stay as they were."""
+    from tracer.fix.codemods import CODEMODS
+
+    source = ("class A:\n    def set(self, ids):\n        doc = '''\nflush left\n'''\n        \n"
+              "        self.model.layers_to_captur = ids\n\n\nx = 1  \n")
+    fields = {"target": "self.model.layers_to_captur", "attribute": "layers_to_capture"}
+    fixed = CODEMODS["rename_write"](source, 7, fields)
+    assert fixed == source.replace("layers_to_captur =", "layers_to_capture =")
+    plain = source.replace("        doc = '''\nflush left\n'''\n", "")
+    assert CODEMODS["rename_write"](plain, 4, fields) == plain.replace("layers_to_captur =", "layers_to_capture =")
