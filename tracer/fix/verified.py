@@ -94,9 +94,18 @@ def _keys(findings: Iterable[Mapping], head: Mapping) -> Counter:
     for f in findings:
         message = re.sub(r"(\.py):\d+", r"\1", f.get("message", ""))
         for entry in _entries(f):
-            if (entry and (f.get("protocol"), entry) in affected) or (not entry and head["runner"]):
+            if head.get("everywhere") or (entry and (f.get("protocol"), entry) in affected) or \
+                    (not entry and head["runner"]):
                 found[(f["slug"], f.get("protocol") or "", entry, f.get("file") or "", message)] += 1
     return found
+
+
+_EVERYWHERE = {"affected": {}, "runner": True, "everywhere": True}
+
+
+def _site(key: tuple) -> tuple:
+    """A finding's (slug, protocol, file, message), whatever the entry."""
+    return key[0], key[1], key[3], key[4]
 
 
 def _gone(finding: Mapping, head: Mapping) -> bool:
@@ -167,6 +176,8 @@ def fix_findings(root: str | Path, record: dict, findings: Sequence[Mapping], op
                 heads[key] = effective(traced, keep) if effective is not None and keep else traced
             return heads[key]
 
+        known = {_site(k) for k in _keys(list(record.get("scan", {}).get("findings", []))
+                                         + list(record.get("scan", {}).get("suppressed", [])), _EVERYWHERE)}
         for finding in order:
             path, line = finding.get("file") or "", int(finding.get("line") or 0)
             rule = CATALOGUE.get(finding["slug"])
@@ -206,7 +217,10 @@ def fix_findings(root: str | Path, record: dict, findings: Sequence[Mapping], op
             gone = all(new[k] < old[k] for k in target) and bool(target)
             # a new info finding does not block (a draft head's copy: the runner never calls it)
             serious = _keys([f for f in after["findings"] if f.get("severity") != "info"], after)
-            appeared = [k for k in serious if serious[k] > old[k]]
+            # A finding the repaired chain now reaches in code that already had it for other chains
+            # (the record's, or the re-trace's before the fix) is not new: the fix exposed it.
+            appeared = [k for k in serious if serious[k] > old[k] and _site(k) not in known
+                        and _site(k) not in {_site(b) for b in old}]
             if gone and not appeared:
                 kept[path] = candidate
                 outcomes.append(outcome("fixed", replacements=_replacements(source, candidate)))
