@@ -212,6 +212,11 @@ def fix_findings(root: str | Path, record: dict, findings: Sequence[Mapping], op
             except NeedFullScan as exc:
                 outcomes.append(outcome("rolled-back", f"the re-trace cannot answer it ({exc})"))
                 continue
+            except Exception as exc:  # noqa: BLE001 - an unverified fix is not kept; say why
+                if os.environ.get("TRACER_DEBUG"):
+                    raise
+                outcomes.append(outcome("rolled-back", f"the re-trace failed ({type(exc).__name__}: {exc})"))
+                continue
             new = _keys(after["findings"], after)
             target = target or _keys([finding], after)
             gone = all(new[k] < old[k] for k in target) and bool(target)
