@@ -230,6 +230,9 @@ def test_rules_show_the_fix_and_its_example():
     assert "self.model.layers_to_capture = [val + 1" in rule_text(CATALOGUE["dead-write"]).split("After:")[1]
     assert "## Fix (unsafe: applied only with --unsafe-fixes)" in rule_text(CATALOGUE["call-order"])
     assert "## Fix\nNone:" in rule_text(CATALOGUE["unresolved"])
+    listing = {line.split()[0]: line for line in CliRunner().invoke(main, ["rules"]).output.splitlines()}
+    assert listing["dead-write"].endswith(" [fix]") and listing["call-order"].endswith(" [unsafe fix]")
+    assert not listing["unresolved"].endswith("fix]")
 
 
 def test_lint_fix_on_a_change(tmp_path):

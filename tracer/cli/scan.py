@@ -121,4 +121,5 @@ def rules_command(slug: str | None) -> None:
         return
     width = max(len(s) for s in CATALOGUE)
     for rule in CATALOGUE.values():
-        click.echo(f"{rule.slug.ljust(width)}  {rule.severity:<8} {rule.summary}")
+        fix = "" if rule.autofix is None else " [fix]" if rule.autofix.safe else " [unsafe fix]"
+        click.echo(f"{rule.slug.ljust(width)}  {rule.severity:<8} {rule.summary}{fix}")
