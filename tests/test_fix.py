@@ -256,17 +256,16 @@ def test_lint_fix_on_a_change(tmp_path):
     assert subprocess.run(git + ["diff", "--quiet"]).returncode == 0  # back to the committed text
 
 
-@pytest.mark.real
-def test_planted_misspellings_in_a_real_release(tmp_path, sglang_release):
-    """A copy of SGLang 0.5.23 with `layers_to_captur` planted in Qwen2ForCausalLM's setter and
-    `set_eagle3_layer_to_capture` in Kimi-K2.5's delegation: --diff shows the two one-line fixes, --fix
-    writes them, and the fixed tree's files are the release's own and both chains ok again (Kimi-K2.5's
-    repaired chain reaches DeepSeek-V2's capture-skipped-on-branch, already reported for DeepSeek: not new)."""
-    tree = tmp_path / "rel"
-    shutil.copytree(sglang_release("0.5.23"), tree, copy_function=os.link)  # links: the cached release's files
-    plants = {"qwen2.py": ("self.model.layers_to_capture = [val + 1", "self.model.layers_to_captur = [val + 1"),
-              "kimi_k25.py": ("self.language_model.set_eagle3_layers_to_capture(layer_ids)",
-                              "self.language_model.set_eagle3_layer_to_capture(layer_ids)")}
+@pytest.fixture(scope="module")
+def release_cache(tmp_path_factory):
+    """One summary cache for this module's real-release tests (the second one runs warm)."""
+    return str(tmp_path_factory.mktemp("fix-release-cache"))
+
+
+def _planted(tree: Path, release: Path, plants: dict[str, tuple[str, str]]) -> dict[str, str]:
+    """``release`` linked into ``tree`` with each model file's ``right`` text replaced by ``wrong``;
+    the release's own texts."""
+    shutil.copytree(release, tree, copy_function=os.link)  # links: the cached release's files
     texts = {}
     for name, (right, wrong) in plants.items():
         path = tree / "sglang/srt/models" / name
@@ -274,7 +273,21 @@ def test_planted_misspellings_in_a_real_release(tmp_path, sglang_release):
         assert texts[name].count(right) == 1
         path.unlink()  # its own file now: the release in the cache stays as it was (a fix renames a new file in)
         path.write_text(texts[name].replace(right, wrong))
-    cache = str(tmp_path / "cache")
+    return texts
+
+
+@pytest.mark.real
+def test_planted_misspellings_in_a_real_release(tmp_path, sglang_release, release_cache):
+    """A copy of SGLang 0.5.23 with `layers_to_captur` planted in Qwen2ForCausalLM's setter and
+    `set_eagle3_layer_to_capture` in Kimi-K2.5's delegation: --diff shows the two one-line fixes, --fix
+    writes them, and the fixed tree's files are the release's own and both chains ok again (Kimi-K2.5's
+    repaired chain reaches DeepSeek-V2's capture-skipped-on-branch, already reported for DeepSeek: not new)."""
+    tree = tmp_path / "rel"
+    texts = _planted(tree, sglang_release("0.5.23"), {
+        "qwen2.py": ("self.model.layers_to_capture = [val + 1", "self.model.layers_to_captur = [val + 1"),
+        "kimi_k25.py": ("self.language_model.set_eagle3_layers_to_capture(layer_ids)",
+                        "self.language_model.set_eagle3_layer_to_capture(layer_ids)")})
+    cache = release_cache
     args = ["scan", str(tree), "--cache-dir", cache, "--protocol", "sglang-eagle3", "--select",
             "dead-write,broken-delegation"]
     shown = CliRunner().invoke(main, args + ["--diff"])
@@ -293,6 +306,30 @@ def test_planted_misspellings_in_a_real_release(tmp_path, sglang_release):
                 if m["entry"].endswith(("qwen2.Qwen2ForCausalLM", "kimi_k25.KimiK25ForConditionalGeneration"))}
     assert verdicts == {"Qwen2ForCausalLM": "ok", "KimiK25ForConditionalGeneration": "ok"}
     assert [f for f in scan["findings"] if f["severity"] != "info"] == []
+
+
+@pytest.mark.real
+def test_planted_offset_in_a_real_release_with_configs(tmp_path, sglang_release, release_cache):
+    """Qwen2's explicit ids stored without the +1 its loop needs (a Qwen2 target, a draft trained on
+    [1, 13, 24]): only --unsafe-fixes stores val + 1, verified on the effective layers."""
+    tree = tmp_path / "rel"
+    texts = _planted(tree, sglang_release("0.5.23"), {"qwen2.py": (
+        "self.model.layers_to_capture = [val + 1 for val in layer_ids]", "self.model.layers_to_capture = list(layer_ids)")})
+    target, draft = tmp_path / "target.json", tmp_path / "draft.json"
+    target.write_text(json.dumps({"architectures": ["Qwen2ForCausalLM"], "num_hidden_layers": 28, "hidden_size": 64}))
+    draft.write_text(json.dumps({"architectures": ["LlamaForCausalLMEagle3"], "hidden_size": 64,
+                                 "eagle_config": {"eagle_aux_hidden_state_layer_ids": [1, 13, 24]}}))
+    args = ["scan", str(tree), "--cache-dir", release_cache, "--protocol", "sglang-eagle3", "--select",
+            "offset-mismatch", "--target-config", str(target), "--draft-config", str(draft)]
+    safe = CliRunner().invoke(main, args + ["--diff"])
+    assert safe.exit_code == 0 and "1 more with --unsafe-fixes" in safe.output, safe.output
+    fixed = CliRunner().invoke(main, args + ["--unsafe-fixes", "--format", "json"])
+    assert "fixed 1 (verified by re-trace), 0 not fixable automatically" in fixed.output
+    assert (tree / "sglang/srt/models/qwen2.py").read_text() == texts["qwen2.py"]
+    scan = json.loads(fixed.stdout)
+    assert [f for f in scan["findings"] if f["slug"] == "offset-mismatch"] == []
+    (qwen,) = [m for m in scan["models"] if m["entry"].endswith("qwen2.Qwen2ForCausalLM")]
+    assert qwen["verdict"] == "ok" and qwen["effective_layers"] == [1, 13, 24]
 
 
 def test_a_guessed_fallback_returned_gets_a_local_and_a_log_line(tmp_path):
