@@ -352,6 +352,21 @@ def test_a_guessed_fallback_returned_gets_a_local_and_a_log_line(tmp_path):
            "fallback layers %s\", fallback_layers)\n            return fallback_layers  # expect: silent-fallback\n" in text
 
 
+def test_the_runner_except_gets_a_warning_first_in_its_handler(tmp_path):
+    from tracer.checks import example
+    from tracer.checks.chain_checks import _RUNNER_EXCEPT
+    from tracer.checks.trees import runner
+
+    path, text = runner(_RUNNER_EXCEPT)
+    text = text.replace('"""ModelRunner (example)."""\n', '"""ModelRunner (example)."""\nimport logging\n\n'
+                                                          'logger = logging.getLogger(__name__)\n')
+    root, report = _fix_example(tmp_path, "silent-fallback", example(model_file("foo", model()), (path, text)))
+    assert [(o.status, o.why) for o in report.outcomes] == [("fixed", "")]
+    assert "        except Exception:  # expect: silent-fallback\n            logger.warning(\"ModelRunner.initialize: no " \
+           "eagle_config.eagle_aux_hidden_state_layer_ids in the draft config; the setter falls back to %s\", " \
+           "\"[2, num_layers // 2, num_layers - 3]\")\n            self.ids = None\n" in report.fixed[path]
+
+
 def test_a_fallback_handed_on_is_logged_before_the_call():
     from tracer.fix.codemods import CODEMODS
 

@@ -37,7 +37,8 @@ FIXES: Mapping[str, Fix] = MappingProxyType({fix.slug: fix for fix in (
         "self.language_model.set_eagle3_layer_to_capture(layer_ids)",
         "self.language_model.set_eagle3_layers_to_capture(layer_ids)", (1,)),
     Fix("silent-fallback", "log_fallback", True,
-        "log a warning naming the fallback layers, right after they are chosen", ("", "runner-branch"),
+        "log a warning naming the fallback layers, right after they are chosen (in a runner's `except`: "
+        "first in the handler)", ("", "runner-branch", "runner-except"),
         "if layer_ids is None:\n    self.model.layers_to_capture = [2, num_layers // 2, num_layers - 3]",
         "if layer_ids is None:\n    self.model.layers_to_capture = [2, num_layers // 2, num_layers - 3]\n"
         "    logger.warning(\"no layer ids given; using the fallback layers %s\", self.model.layers_to_capture)",

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import difflib
+import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, cast
@@ -28,6 +29,7 @@ class _AtLine(cst.CSTVisitor):
     def __init__(self, line: int):
         self.line = line
         self.statement: cst.SimpleStatementLine | None = None
+        self.handler: cst.ExceptHandler | None = None  # an ``except`` clause that starts on ``line``
         self.block: cst.IndentedBlock | cst.Module | None = None
         self._blocks: list[cst.IndentedBlock | cst.Module] = []
 
@@ -43,6 +45,10 @@ class _AtLine(cst.CSTVisitor):
     def leave_IndentedBlock(self, original_node: cst.IndentedBlock) -> None:
         self._blocks.pop()
 
+    def visit_ExceptHandler(self, node: cst.ExceptHandler) -> None:
+        if self.get_metadata(PositionProvider, node).start.line == self.line:
+            self.handler = node
+
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> bool:
         where = self.get_metadata(PositionProvider, node)
         if where.start.line <= self.line <= where.end.line:
@@ -50,16 +56,21 @@ class _AtLine(cst.CSTVisitor):
         return False
 
 
-def _locate(source: str, line: int) -> tuple[cst.Module, cst.SimpleStatementLine, cst.IndentedBlock | cst.Module] | None:
+def _find(source: str, line: int) -> tuple[cst.Module, _AtLine] | None:
     try:
         wrapper = MetadataWrapper(cst.parse_module(source), unsafe_skip_copy=True)
     except (cst.ParserSyntaxError, RecursionError):
         return None
     finder = _AtLine(line)
     wrapper.visit(finder)
-    if finder.statement is None or finder.block is None:
+    return wrapper.module, finder
+
+
+def _locate(source: str, line: int) -> tuple[cst.Module, cst.SimpleStatementLine, cst.IndentedBlock | cst.Module] | None:
+    found = _find(source, line)
+    if found is None or found[1].statement is None or found[1].block is None:
         return None
-    return wrapper.module, finder.statement, finder.block
+    return found[0], found[1].statement, found[1].block
 
 
 def _replace_statement(module: cst.Module, old: cst.CSTNode, new: cst.CSTNode | Sequence[cst.CSTNode]) -> str:
@@ -149,7 +160,7 @@ def log_fallback(source: str, line: int, fields: Fields) -> str | None:
     becomes: the layers in a local, the warning, ``return`` the local)."""
     found = _locate(source, line)
     if found is None:
-        return None
+        return _log_in_handler(source, line, fields)
     module, statement, _ = found
     logger = fields.get("logger")
     small = statement.body[0] if len(statement.body) == 1 else None
@@ -187,6 +198,23 @@ def log_fallback(source: str, line: int, fields: Fields) -> str | None:
         return None
     call = cst.parse_statement(f"{logger}.warning({_quoted(text)}, {module.code_for_node(targets[0])})\n")
     return _replace_statement(module, statement, [statement, call])
+
+
+def _log_in_handler(source: str, line: int, fields: Fields) -> str | None:
+    """The runner's ``except Exception:`` around the read of the ids' key: its first statement becomes a
+    warning naming the key and the setter's fallback layers (what it catches is left as it is)."""
+    found, logger = _find(source, line), fields.get("logger")
+    key, fallback = fields.get("key", ""), fields.get("fallback", "")
+    if found is None or found[1].handler is None or not logger or not key or not fallback:
+        return None
+    module, handler = found[0], found[1].handler
+    if not isinstance(handler.body, cst.IndentedBlock):
+        return None
+    where = fields.get("function", "")
+    text = f"{where + ': ' if where else ''}no {key} in the draft config; the setter falls back to %s"
+    call = cst.parse_statement(f"{logger}.warning({_quoted(text)}, {json.dumps(fallback)})\n")
+    body = handler.body.with_changes(body=[call, *handler.body.body])
+    return _replace_statement(module, handler.body, body)
 
 
 def _same(code: str, value: str) -> bool:
