@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 
+from tracer.checks.fixes import FIXES, Fix, fix_text
 from tracer.model.findings import Finding
 from tracer.model.kinds import Severity
 
@@ -53,6 +54,7 @@ class Check:
     fires: tuple[Example, ...] = ()
     quiet: tuple[Example, ...] = ()
     stage: str = ""  # the stage that reports it (documentation)
+    autofix: Fix | None = None  # the slug's fix (tracer/checks/fixes.py), if it has one obvious repair
 
     def message(self, variant: str, fields: Mapping[str, object]) -> str:
         return self.messages[variant].format(**fields)
@@ -79,6 +81,8 @@ def _collect() -> Mapping[str, Check]:
         base = found[slug]  # a variant of an existing check: its messages and proof join the check's own
         found[slug] = replace(base, messages={**base.messages, **messages}, hints={**base.hints, **hints},
                               fires=base.fires + fires, quiet=base.quiet + quiet)
+    for slug, fix in FIXES.items():
+        found[slug] = replace(found[slug], autofix=fix)
     return MappingProxyType(found)
 
 
@@ -139,6 +143,8 @@ def rule_text(rule: Check) -> str:
         "",
         "## Use instead",
         rule.fix,
+        "",
+        fix_text(rule.autofix),
     ])
 
 

@@ -10,6 +10,7 @@ from typing import Any
 import click
 
 from tracer.checks.selection import Layer, resolve
+from tracer.cli.fixing import fix_options, lint_fix
 from tracer.cli.options import PackOptions, RuleOptions, pack_options, rule_options, write_output
 from tracer.cli.output import progress, quiet_option
 from tracer.config.settings import load_config, load_config_file, merge
@@ -64,8 +65,10 @@ def settings(packs: PackOptions, start: str, fail_on: str | None = None, baselin
 @click.option("--fail-on", type=click.Choice(FAIL_ON), default=None, help="Lowest severity of a new finding that makes the exit status 1 (default [tool.tracer] fail-on, else error).")
 @click.option("--full", is_flag=True, help="Scan the whole working tree instead of re-tracing the affected chains (slower, exact).")
 @click.option("-o", "--output", "out_file", type=click.Path(dir_okay=False), help="Write to a file instead of standard output.")
+@fix_options
 def lint_command(packs: PackOptions, rules: RuleOptions, quiet: bool, start: str, base_ref: str | None, fmt: str,
-                 baseline: str | None, no_baseline: bool, fail_on: str | None, full: bool, out_file: str | None) -> None:
+                 baseline: str | None, no_baseline: bool, fail_on: str | None, full: bool, out_file: str | None,
+                 fix: bool, unsafe_fixes: bool, diff: bool) -> None:
     """Report the capture-chain findings a change introduces (and those it fixes), pre-merge."""
     with contextlib.ExitStack() as stack:
         # with --base the gate's settings are the base commit's, not the change's
@@ -79,10 +82,17 @@ def lint_command(packs: PackOptions, rules: RuleOptions, quiet: bool, start: str
                       notes=tuple(gate.notes) if gate is not None else ())
     for key in ("findings", "fixed"):  # --select/--ignore: the rules not chosen are neither new nor fixed
         result[key] = [f for f in result[key] if f["slug"] in selection.slugs]
+    written, fixes = lint_fix(root, base_ref, options, result, config.fail_on, selection, unsafe_fixes, diff,
+                              out_file, fmt) if fix or unsafe_fixes or diff else (False, None)
+    if written:  # lint again: what is left
+        result = lint(root, base_ref, config, options, full=full, use_baseline=not no_baseline,
+                      baseline_bytes=gate.baseline_bytes if gate is not None and not baseline else None,
+                      notes=tuple(gate.notes) if gate is not None else ())
+        result.update({key: [f for f in result[key] if f["slug"] in selection.slugs] for key in ("findings", "fixed")})
     if fmt == "json":
         text = json.dumps(result, indent=2) + "\n"
     elif fmt == "sarif":
-        text = format_sarif(as_scan_result(result))
+        text = format_sarif(as_scan_result(result), fixes=fixes or None)
     elif fmt == "github":
         text = "".join(f"::warning title=tracer lint::{escape_data(note)}\n" for note in result.get("notes", []))
         text += format_github(as_scan_result(result), show_info=config.fail_on == "info",

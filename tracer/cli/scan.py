@@ -9,6 +9,7 @@ import click
 
 from tracer.analysis.result_cache import scan_memoised
 from tracer.checks import CATALOGUE, rule_text
+from tracer.cli.fixing import fix_options
 from tracer.cli.options import PackOptions, RuleOptions, pack_options, rule_options, write_output
 from tracer.cli.output import color_enabled, color_option, progress, quiet_option
 from tracer.lint.suppress import apply_suppressions
@@ -43,10 +44,11 @@ def exit_code(result: ScanResult, fail_on: str) -> int:
               help="With the configs: the framework whose capture convention the draft's ids were trained in "
                    "(as explain --draft-framework).")
 @click.option("-o", "--output", "out_file", type=click.Path(dir_okay=False), help="Write to a file instead of standard output.")
+@fix_options
 def scan_command(packs: PackOptions, rules: RuleOptions, path: str, fmt: str, fail_on: str | None, statistics: bool,
                  show_chains: bool, show_missing: bool, no_chains: bool, quiet: bool, color: str,
                  target_config: str | None, draft_config: str | None, draft_framework: str | None,
-                 out_file: str | None) -> None:
+                 out_file: str | None, fix: bool, unsafe_fixes: bool, diff: bool) -> None:
     """Trace every entry class's capture chain in PATH (an unpacked wheel, a
     checkout holding python/sglang, or the sglang/srt folder): the findings, the
     models that need attention, a summary. Exit 1 on findings at --fail-on or above."""
@@ -58,6 +60,12 @@ def scan_command(packs: PackOptions, rules: RuleOptions, path: str, fmt: str, fa
         raise UsageError("--statistics goes with --format text")
     settings = rules.settings(path, packs, fail_on)
     protocols = settings.packs()
+    fixes = None
+    if fix or unsafe_fixes or diff:
+        from tracer.cli.fixing import scan_fix
+
+        fixes = scan_fix(path, packs, settings, unsafe_fixes, diff, quiet, fmt, out_file,
+                         (target_config, draft_config, draft_framework))
     with progress(f"tracer: scanning {Path(path).name or path}", quiet):
         result = scan_memoised(path, protocols, packs.cache_dir, packs.use_cache, packs.jobs)
         result = apply_suppressions(result)
@@ -77,7 +85,7 @@ def scan_command(packs: PackOptions, rules: RuleOptions, path: str, fmt: str, fa
     elif fmt == "sarif":
         from tracer.present.sarif import format_sarif
 
-        text = format_sarif(result)
+        text = format_sarif(result, fixes=fixes)
     elif fmt == "github":
         from tracer.present.github import format_github
 
@@ -113,4 +121,5 @@ def rules_command(slug: str | None) -> None:
         return
     width = max(len(s) for s in CATALOGUE)
     for rule in CATALOGUE.values():
-        click.echo(f"{rule.slug.ljust(width)}  {rule.severity:<8} {rule.summary}")
+        fix = "" if rule.autofix is None else " [fix]" if rule.autofix.safe else " [unsafe fix]"
+        click.echo(f"{rule.slug.ljust(width)}  {rule.severity:<8} {rule.summary}{fix}")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
 from tracer.checks import CATALOGUE
@@ -21,7 +22,18 @@ def sarif_rules() -> list[dict[str, Any]]:
     ]
 
 
-def format_sarif(scan: ScanResult, tool_version: str = "") -> str:
+def sarif_fix(description: str, uri: str, replacements: list[tuple[int, int, str]]) -> dict[str, Any]:
+    """A SARIF ``fix``: whole lines ``start``..``end`` (1-based; end < start inserts) become the text."""
+    return {"description": {"text": description},
+            "artifactChanges": [{"artifactLocation": {"uri": uri, "uriBaseId": "SRCROOT"}, "replacements": [
+                {"deletedRegion": {"startLine": start, "startColumn": 1, "endLine": max(start, end + 1),
+                                   "endColumn": 1}, "insertedContent": {"text": text}}
+                for start, end, text in replacements]}]}
+
+
+def format_sarif(scan: ScanResult, tool_version: str = "",
+                 fixes: Mapping[tuple[str, str, int], list[dict[str, Any]]] | None = None) -> str:
+    """``fixes``: (slug, file, line) -> the finding's verified SARIF fixes (scan --fix/--diff)."""
     rules = sarif_rules()
     index = {r["id"]: i for i, r in enumerate(rules)}
     results = []
@@ -36,6 +48,8 @@ def format_sarif(scan: ScanResult, tool_version: str = "") -> str:
             "partialFingerprints": {"tracer/v1": f"{f.slug}:{f.entry or ''}:{f.file}"},
             "properties": {"protocol": f.protocol, "entries": list(f.entries), "chain": list(f.chain)},
         })
+        if fixes and (f.slug, f.file, f.line) in fixes:
+            results[-1]["fixes"] = fixes[(f.slug, f.file, f.line)]
     sarif = {
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
         "version": "2.1.0",
