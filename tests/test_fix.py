@@ -247,12 +247,16 @@ def test_lint_fix_on_a_change(tmp_path):
     shown = CliRunner().invoke(main, ["lint", "-C", str(root), "--cache-dir", cache, "--diff"])
     assert shown.exit_code == 1 and "+            self.model.layers_to_capture = [val + 1" in shown.output
     sarif = CliRunner().invoke(main, ["lint", "-C", str(root), "--cache-dir", cache, "--diff", "--format", "sarif"])
-    (found,) = json.loads(sarif.stdout)["runs"][0]["results"]
+    results = json.loads(sarif.stdout)["runs"][0]["results"]
+    # the misspelled write, and the model losing support because of it (lint's support-regression)
+    assert sorted(r["ruleId"] for r in results) == ["dead-write", "support-regression"]
+    (found,) = [r for r in results if r["ruleId"] == "dead-write"]
     (replacement,) = found["fixes"][0]["artifactChanges"][0]["replacements"]
     assert replacement["insertedContent"]["text"].strip().startswith("self.model.layers_to_capture = [val + 1")
     fixed = CliRunner().invoke(main, ["lint", "-C", str(root), "--cache-dir", cache, "--fix"])
     assert fixed.exit_code == 0, fixed.output
-    assert "fixed 1 (verified by re-trace)" in fixed.output and "new findings: none" in fixed.output
+    # one edit: the misspelled write and the regression it caused are both gone on the re-trace
+    assert "fixed 2 (verified by re-trace)" in fixed.output and "new findings: none" in fixed.output
     assert subprocess.run(git + ["diff", "--quiet"]).returncode == 0  # back to the committed text
 
 
