@@ -74,7 +74,7 @@ def retrace(root: Path, record: dict, touched: list[str], options: Options,
         # The change removes the protocol when it touches every file that named its setter and
         # none of them names it any more (as the full scan would say: "not in this release").
         naming = record.get("mentions", {}).get(proto.name)
-        if naming is not None and touched_set.issuperset(naming) and not any(
+        if naming and touched_set.issuperset(naming) and not any(
                 names_setter(path, proto.setter) for path in touched
                 if path not in files or in_scope(proto, files[path].module)):
             dropped.append(proto)
