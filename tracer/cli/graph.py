@@ -26,7 +26,7 @@ from tracer.present import graphs
 @click.option("--depth", type=click.IntRange(0, 50), default=3, show_default=True,
               help="With --from: how many calls deep.")
 @click.option("--callers", is_flag=True, help="With --from: also what calls NAME, within --depth calls.")
-@click.option("--format", "fmt", type=click.Choice(["json", "dot", "svg", "png", "graphml"]), default="json",
+@click.option("--format", "--output-format", "fmt", type=click.Choice(["json", "dot", "svg", "png", "graphml"]), default="json",
               show_default=True)
 @click.option("-o", "--output", "out_file", type=click.Path(dir_okay=False), help="Output file (required for svg/png).")
 def graph_command(packs: PackOptions, path: str, whole: bool, entry: str | None, from_names: tuple[str, ...],
