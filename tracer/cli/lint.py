@@ -22,12 +22,12 @@ from tracer.model.kinds import FAIL_ON
 from tracer.model.results import ScanResult
 from tracer.present.github import escape_data, format_github
 from tracer.present.sarif import format_sarif
-from tracer.present.scan_json import from_json
+from tracer.present.scan_json import SCHEMA_VERSION, from_json
 
 
 def as_scan_result(result: dict[str, Any]) -> ScanResult:
     """A lint result's new findings in the shape the SARIF and GitHub formats take."""
-    return from_json({"root": result["root"], "findings": result["findings"], "models": [],
+    return from_json({"schema_version": SCHEMA_VERSION, "root": result["root"], "findings": result["findings"], "models": [],
                       "protocols": result.get("protocols", []), "tool": result.get("tool", {})})
 
 

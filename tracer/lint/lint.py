@@ -245,7 +245,7 @@ def format_lint_text(result: dict) -> str:
         if f["severity"] == "info" and not show_info and f["slug"] != "unused-suppression":
             hidden += 1
             continue
-        lines.append(f"{f['file']}:{f['line']}:{f['col'] + 1}: {f['slug']} [{f['severity']}] {f['message']}")
+        lines.append(f"{f['file']}:{f['line']}:{f['col']}: {f['slug']} [{f['severity']}] {f['message']}")
         if len(f.get("entries") or []) > 1:
             lines.append(f"    affects {len(f['entries'])} entry classes: "
                          + ", ".join(e.rsplit('.', 1)[-1] for e in f["entries"][:6])
