@@ -308,7 +308,8 @@ def summary_lines(scan: ScanResult, shown: Sequence[Finding], options: TextOptio
     if any(m.verdict == "draft" for m in scan.models):
         lines.append("  Draft heads are not judged: the runner never calls the setter on a draft worker "
                      "(their findings are info).")
-    hidden_info = sum(1 for f in scan.findings if f.severity == "info") - sum(1 for f in shown if f.severity == "info")
+    every = shown_findings(scan, dataclasses.replace(options, show_info=True))
+    hidden_info = sum(1 for f in every if f.severity == "info") - sum(1 for f in shown if f.severity == "info")
     tail = f" {plural(hidden_info, 'info finding')} not shown (--fail-on info, or --select RULE, shows them)." \
         if hidden_info else ""
     lines.append((f"Found {findings_count(shown)}." if shown else "No findings.") + tail)
@@ -319,7 +320,8 @@ def summary_line(scan: ScanResult) -> str:
     """The summary in one line (sweep and the report quote it)."""
     parts = [f"{proto}: {protocol_summary(scan, proto)}" for proto in scan.protocols]
     parts += [f"{proto}: not in this release" for proto in scan.absent_protocols]
-    return f"{scanned_name(scan)}: " + "; ".join(parts) + f". Findings: {findings_count(scan.findings)}."
+    counted = shown_findings(scan, TextOptions(show_info=True))  # as scan counts them: one per place and message
+    return f"{scanned_name(scan)}: " + "; ".join(parts) + f". Findings: {findings_count(counted)}."
 
 
 def painter(color: bool) -> Callable[[str, str], str]:
