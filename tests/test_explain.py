@@ -420,7 +420,7 @@ def test_explain_command(toy, tmp_path):
     result = runner.invoke(main, ["explain", str(toy), "--no-cache", "--target-config", str(t.path),
                                   "--draft-config", str(d.path.parent)])
     assert result.exit_code == 1, result.output  # error findings
-    assert "unreachable-layer (error)" in result.output
+    assert "unreachable-layer [error]" in result.output
     assert "Eager path captures the outputs of: layer 0, layer 2" in result.output
     base = ["explain", str(toy), "--no-cache"]
     result = runner.invoke(main, base + ["--target-config", str(t.path), "--draft-config", str(d.path), "--format", "json"])
