@@ -20,6 +20,7 @@ import secrets
 import threading
 from pathlib import Path
 
+
 def _umask() -> int:
     """The umask, from /proc where it says so (setting it to read it races other threads)."""
     try:
