@@ -36,7 +36,7 @@ def exit_code(result: ScanResult, fail_on: str) -> int:
               help="Every model's chain hop by hop, ok ones too, and the runner's call sites.")
 @click.option("--show-missing", is_flag=True, help="List models without the setter one by one (and their info findings).")
 @click.option("--no-chains", is_flag=True, hidden=True, help="Kept for scripts: the default now prints no ok chains.")
-@quiet_option
+@quiet_option(help="Print the findings alone (ruff's -q): no verdicts, no summary, no progress.")
 @color_option
 @click.option("--target-config", type=click.Path(exists=True), help="Target model config.json (or its folder): compute effective layers.")
 @click.option("--draft-config", type=click.Path(exists=True), help="Draft config.json (or its folder).")
