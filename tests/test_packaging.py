@@ -22,7 +22,11 @@ import zipfile
 from pathlib import Path
 
 import pytest
-import tomllib
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    import tomli as tomllib
 
 REPO = Path(__file__).resolve().parent.parent
 README = (REPO / "README.md").read_text()
@@ -77,17 +81,25 @@ def test_wheel_and_sdist(tmp_path):
 # -- installed as a user installs it --------------------------------------------------------------
 
 def fresh_venv(path: Path) -> Path:
-    """A new virtual environment. It sees the running interpreter's packages for tracer's
-    dependencies (no network), never a tracer: its own install must be the one imported."""
-    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(path)], check=True)
+    """A new virtual environment. It sees the running environment's packages for tracer's
+    dependencies (no network; a path line in a .pth, so their own .pth files, an editable
+    tracer's among them, do not run), after its own: its own tracer must be the one imported."""
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(path)], check=True)
+    own = subprocess.run([str(path / "bin" / "python"), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+                         capture_output=True, text=True, check=True).stdout.strip()
+    import site
+
+    theirs = [p for p in site.getsitepackages() + [site.getusersitepackages()] if os.path.isdir(p)]
+    Path(own, "running-env.pth").write_text("".join(p + "\n" for p in theirs))
     return path / "bin"
 
 
 def pip_install(bin_dir: Path, what: str, cwd: Path) -> None:
     """The running pip installs into the venv (which has none: a venv's bundled setuptools may be
-    older than the build needs); offline, from the given tree or wheel alone."""
+    older than the build needs); offline, from the given tree or wheel alone; --ignore-installed: a
+    capture-tracer the running environment holds (seen through the .pth) is neither reused nor removed."""
     out = subprocess.run([sys.executable, "-m", "pip", "--python", str(bin_dir / "python"), "install", "-q",
-                          "--no-deps", "--no-index", "--no-build-isolation", what], cwd=cwd, capture_output=True,
+                          "--no-deps", "--no-index", "--no-build-isolation", "--ignore-installed", what], cwd=cwd, capture_output=True,
                          text=True, env=clean_env())
     assert out.returncode == 0, out.stderr[-2000:]
 
@@ -111,6 +123,7 @@ def assert_installed_tracer_works(bin_dir: Path, where: Path, cache: Path) -> No
 def test_pip_install_from_a_clone_and_the_built_wheel_in_fresh_venvs(tmp_path):
     """`pip install .` (README, first line) and the wheel `python -m build` makes, each in
     its own fresh environment, give a working `tracer` command."""
+    pytest.importorskip("setuptools")  # the build backend, run without isolation (offline)
     tree = tracked_copy(tmp_path / "clone")
     cloned = fresh_venv(tmp_path / "venv-clone")
     pip_install(cloned, ".", tree)
