@@ -123,7 +123,6 @@ def assert_installed_tracer_works(bin_dir: Path, where: Path, cache: Path) -> No
 def test_pip_install_from_a_clone_and_the_built_wheel_in_fresh_venvs(tmp_path):
     """`pip install .` (README, first line) and the wheel `python -m build` makes, each in
     its own fresh environment, give a working `tracer` command."""
-    pytest.importorskip("setuptools")  # the build backend, run without isolation (offline)
     tree = tracked_copy(tmp_path / "clone")
     cloned = fresh_venv(tmp_path / "venv-clone")
     pip_install(cloned, ".", tree)
