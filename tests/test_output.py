@@ -232,9 +232,15 @@ def test_findings_of_one_shape_collapse_into_one_entry_and_each_names_its_protoc
              "protocol": p, "file": "pkg/models/base.py", "line": 99, "hint": "Capture there too.",
              "message": "Base.forward: when `tbo`, layers run elsewhere"} for p, e in (("sglang-dflash", "D"),
                                                                                     ("sglang-eagle3", "E"))]
-    scan = synthetic(same + pair + both)
+    errors = [{"slug": "broken-delegation", "severity": "error", "entry": f"pkg.models.W{i}", "hint": "Delegate.",
+               "file": f"pkg/models/w{i}.py", "line": 7, "message": f"W{i}ForCausalLM delegates to self.x, a Y"}
+              for i in range(3)]
+    scan = synthetic(same + pair + both + errors)
     order = ("sglang-eagle3", "sglang-dflash")
     lines = format_text(scan, TextOptions(protocol_order=order, quiet=True)).splitlines()
+    # errors of one shape still get a line each, first
+    assert [line.split(":")[0] for line in lines[:6:2]] == [f"pkg/models/w{i}.py" for i in range(3)]
+    lines = lines[6:]
     assert lines[0].startswith("pkg/models/a.py:5:13: unresolved [warning] sglang-eagle3: cannot follow self.x")
     assert lines[2].startswith("pkg/models/a.py:5:13: unresolved [warning] sglang-eagle3: cannot follow self.y")
     # one place found by two protocols: one finding naming both (EAGLE-3 first) and both entries

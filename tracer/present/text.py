@@ -3,9 +3,9 @@ severe first, each once (`path:line:col: slug [severity] message`); then the
 verdicts that need attention (broken, unknown) per protocol; then a summary that
 names what was scanned and counts target models and draft heads apart.
 
-Findings that share rule, protocol, severity, hint and message shape (the message
-with its names, code and numbers taken out: 24 setters that each fall back
-silently) print as one entry: the first in full, then the count and the first
+Warnings that share rule, severity, hint and message shape (the message with its
+names, code and numbers taken out: 24 setters that each fall back silently)
+print as one entry (an error always has its own line): the first in full, then the count and the first
 places (``expand``: `-v`, `--select`, lists each). Each finding line names its
 protocol. `ok` chains are printed hop by hop only when asked (``show_chains``:
 `scan --show-chains` / `-v`); ``quiet`` prints the findings alone (ruff's `-q`).
@@ -111,15 +111,15 @@ def shape(f: Finding) -> tuple[str, str, str, str]:
 
 
 def collapsed(shown: Sequence[Finding]) -> list[tuple[Finding, ...]]:
-    """The findings in order, those of one shape (COLLAPSE_AT or more) as one group, where
-    the first of them stood."""
+    """The findings in order, warnings (and info) of one shape (COLLAPSE_AT or more) as one
+    group, where the first of them stood; errors are never collapsed."""
     by_shape: dict[tuple[str, str, str, str], list[Finding]] = {}
     for f in shown:
         by_shape.setdefault(shape(f), []).append(f)
     groups: list[tuple[Finding, ...]] = []
     for f in shown:
         same = by_shape[shape(f)]
-        if len(same) < COLLAPSE_AT:
+        if len(same) < COLLAPSE_AT or f.severity == "error":  # each error stays on its own line
             groups.append((f,))
         elif same[0] is f:
             groups.append(tuple(same))
