@@ -76,6 +76,28 @@ def test_json_has_the_documented_fields(tmp_path):
     assert {f["slug"] for f in data["findings"]} == {"call-order", "ids-dropped"}
 
 
+def test_json_columns_are_1_based_like_the_text_and_schema_1_documents_still_read(tmp_path):
+    from tracer.present.scan_json import SCHEMA_VERSION, from_json, to_json
+
+    tree = str(EXAMPLES / "call-order")
+    data = json.loads(tracer("scan", tree, "--format", "json", "--cache-dir", str(tmp_path)).stdout)
+    assert data["schema_version"] == SCHEMA_VERSION == 2
+    text = tracer("scan", tree, "--cache-dir", str(tmp_path), "-q").stdout
+    for f in data["findings"]:
+        assert f"{f['file']}:{f['line']}:{f['col']}: {f['slug']} [" in text, (f, text)
+        assert f["col"] >= 1
+    sarif = json.loads(tracer("scan", tree, "--format", "sarif", "--cache-dir", str(tmp_path)).stdout)
+    regions = sorted((r["locations"][0]["physicalLocation"]["region"]["startLine"],
+                      r["locations"][0]["physicalLocation"]["region"]["startColumn"]) for r in sarif["runs"][0]["results"])
+    assert regions == sorted((f["line"], f["col"]) for f in data["findings"])
+    # read back: the same columns; a version-1 document (no schema_version, col 0-based) reads as it was meant
+    typed = from_json(data)
+    assert to_json(typed)["findings"] == data["findings"]
+    old = dict(data, findings=[dict(f, col=f["col"] - 1) for f in data["findings"]])
+    del old["schema_version"]
+    assert [f.col for f in from_json(old).findings] == [f.col for f in typed.findings]
+
+
 def test_github_and_sarif_formats(tmp_path):
     github = tracer("scan", str(EXAMPLES / "dead-write"), "--format", "github", "--cache-dir", str(tmp_path))
     assert github.stdout.startswith("::error file=sglang/srt/models/")

@@ -4,6 +4,7 @@ quiet), then on real SGLang releases (marked `real`), asserting the exact
 layer lists and the runtime truth of runtime-harness-notes.md."""
 
 import json
+import re
 import struct
 from pathlib import Path
 
@@ -420,7 +421,11 @@ def test_explain_command(toy, tmp_path):
     result = runner.invoke(main, ["explain", str(toy), "--no-cache", "--target-config", str(t.path),
                                   "--draft-config", str(d.path.parent)])
     assert result.exit_code == 1, result.output  # error findings
-    assert "unreachable-layer (error)" in result.output
+    assert "unreachable-layer [error]" in result.output
+    # scan's line shape: path:line:col: slug [severity] protocol: message, the hint below
+    found = re.search(r"^(\S+\.py):(\d+):(\d+): unreachable-layer \[error\] sglang-eagle3: .+\n    hint: \S",
+                      result.output, re.M)
+    assert found, result.output
     assert "Eager path captures the outputs of: layer 0, layer 2" in result.output
     base = ["explain", str(toy), "--no-cache"]
     result = runner.invoke(main, base + ["--target-config", str(t.path), "--draft-config", str(d.path), "--format", "json"])

@@ -65,7 +65,7 @@ def test_the_text_says_which_convention_the_ids_are_read_in(llama_configs):
     target, draft = llama_configs
     run = _explain(EXAMPLE, target, draft, "--draft-framework", "sglang")
     assert "draft asks, in sglang's convention, for the outputs of layers [1, 3, 5]" in run.stdout
-    assert "convention-mismatch (error)" in run.stdout
+    assert "convention-mismatch [error]" in run.stdout
 
 
 def test_an_unknown_framework_is_a_one_line_usage_error(llama_configs):

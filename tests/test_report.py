@@ -567,3 +567,27 @@ def test_real_release_report_in_headless_chromium(request, tmp_path):
     shots = Path(os.environ.get("TRACER_SCREENSHOTS", tmp_path)) / "sglang-0.5.23"
     check_in_browser(scan, tmp_path / "out", tmp_path, shots)
     check_links_in_browser(tmp_path / "out", root, tmp_path, shots)
+
+
+@pytest.mark.real
+def test_release_report_counts_as_the_cli_does_and_puts_broken_sections_first(scanned_release, tmp_path):
+    """0.5.23: the index's finding counts are scan's (one per place and message, every protocol
+    named), labelled; each protocol card carries scan's summary line; Qwen3-VL's page opens with
+    its broken DFlash section, its ok EAGLE-3 chain below."""
+    from tracer.present.scan_json import from_json
+    from tracer.present.text import TextOptions, format_text, protocol_summary
+
+    data = scanned_release("0.5.23")
+    typed = from_json(data)
+    build_report(data, tmp_path / "r", None)
+    index = (tmp_path / "r" / "index.html").read_text()
+    found = format_text(typed, TextOptions()).splitlines()[-1]
+    assert found.startswith("Found 1 error, 34 warnings.")
+    assert "1 error, 34 warnings, 756 info, all protocols</small>" in index
+    assert "1 error, 34 warnings, 756 info: one per place and message, as <code>tracer scan</code> counts them" in index
+    for proto in typed.protocols:
+        assert html.escape(protocol_summary(typed, proto)) in index, proto
+    page = (tmp_path / "r" / "models" / "sglang.srt.models.qwen3_vl.Qwen3VLForConditionalGeneration.html").read_text()
+    assert page.index('id="p-sglang-dflash"') < page.index('id="p-sglang-eagle3"')
+    toc = page[page.index('class="toc"'):page.index("</div>", page.index('class="toc"'))]
+    assert toc.index("sglang-dflash: broken") < toc.index("sglang-eagle3: ok")

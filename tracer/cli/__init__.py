@@ -8,6 +8,7 @@ Exit status: 0 clean, 1 findings at or above --fail-on, 2 usage or input error.
 
 from __future__ import annotations
 
+import difflib
 import os
 import sys
 
@@ -31,6 +32,7 @@ class TracerGroup(click.Group):
     loads the commands in ``lazy_commands`` on first use."""
 
     lazy_commands: dict[str, str] = {}  # name -> "module:attribute"
+    summaries: dict[str, str] = {}  # name -> its one line in `tracer --help` (without loading it)
 
     def main(self, *args, **kwargs):  # type: ignore[no-untyped-def]
         """As a process (not inside a test's CliRunner): once the command has ended, the
@@ -65,6 +67,30 @@ class TracerGroup(click.Group):
             command = getattr(__import__(module, fromlist=[attribute]), attribute)
             self.add_command(command, name)
         return command
+
+    def resolve_command(self, ctx: click.Context, args: list[str]):  # type: ignore[no-untyped-def]
+        """A mistyped command gets the closest names (`tracer scna` -> did you mean 'scan'?)."""
+        name = args[0] if args else ""
+        if name and not name.startswith("-") and self.get_command(ctx, name) is None:
+            close = difflib.get_close_matches(name, self.list_commands(ctx), n=3, cutoff=0.5)
+            hint = f" (did you mean {' or '.join(repr(c) for c in close)}?)" if close else ""
+            ctx.fail(f"no such command {name!r}{hint}")
+        return super().resolve_command(ctx, args)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """One line per command, never cut with "...": the summaries above, else the command's own."""
+        rows = []
+        for name in self.list_commands(ctx):
+            summary = self.summaries.get(name)
+            if summary is None:
+                command = self.get_command(ctx, name)
+                if command is None or command.hidden:
+                    continue
+                summary = command.get_short_help_str(limit=200)
+            rows.append((name, summary))
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
 
     def make_context(self, info_name, args, parent=None, **extra):  # type: ignore[no-untyped-def]
         try:
@@ -117,6 +143,10 @@ class TracerGroup(click.Group):
 def _usage_error(exc: click.UsageError) -> None:
     """`tracer: error: <what> (tracer scan --help)`, one line, exit 2 (as for every other error)."""
     message = " ".join(exc.format_message().split())
+    if message.startswith("No such option") and ". " in message:  # click's "...'--formt'. Did you mean ..."
+        said, _, hint = message.partition(". ")
+        hint = hint.rstrip(".").strip("()")
+        message = f"{said} ({hint[:1].lower() + hint[1:]})"
     where = f" (see '{exc.ctx.command_path} --help')" if exc.ctx is not None else ""
     message = message[:1].lower() + message[1:].rstrip(".")
     click.echo(f"tracer: error: {message}{where}", err=True)
@@ -141,6 +171,17 @@ TracerGroup.lazy_commands.update({
     "baseline": "tracer.cli.lint:baseline_command",
     "sweep": "tracer.cli.sweep:sweep_command",
     "verify": "tracer.cli.verify:verify_command",
+})
+TracerGroup.summaries.update({
+    "baseline": "Accept every current finding: write the baseline file lint reads.",
+    "explain": "One model's chain and the layers it really captures, in words.",
+    "graph": "Export the protocol graph (--all: the whole call graph).",
+    "lint": "The findings a change introduces and those it fixes, pre-merge.",
+    "report": "An HTML report: support matrix, chain pictures, findings.",
+    "rules": "Document the finding slugs, or one (tracer rules SLUG).",
+    "scan": "Trace every entry class's capture chain in PATH; report findings.",
+    "sweep": "Scan every release in a version range; a history page.",
+    "verify": "Run the model code; report the layers really captured.",
 })
 
 __all__ = ["main"]

@@ -25,7 +25,7 @@ from tracer.present.explain_text import format_explanation
 @click.option("--draft-framework", default=None, metavar="NAME",
               help="The framework whose capture convention the draft's ids were trained in (a protocol "
                    "pack's framework name); default: this tree's.")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
+@click.option("--format", "--output-format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def explain_command(packs: PackOptions, path: str, target_config: str, draft_config: str, entry: str | None,
                     pp: int, draft_framework: str | None, fmt: str) -> None:
     """Explain which hidden states one model's capture chain really captures (the protocol is

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import click
@@ -26,7 +27,7 @@ from tracer.present import graphs
 @click.option("--depth", type=click.IntRange(0, 50), default=3, show_default=True,
               help="With --from: how many calls deep.")
 @click.option("--callers", is_flag=True, help="With --from: also what calls NAME, within --depth calls.")
-@click.option("--format", "fmt", type=click.Choice(["json", "dot", "svg", "png", "graphml"]), default="json",
+@click.option("--format", "--output-format", "fmt", type=click.Choice(["json", "dot", "svg", "png", "graphml"]), default="json",
               show_default=True)
 @click.option("-o", "--output", "out_file", type=click.Path(dir_okay=False), help="Output file (required for svg/png).")
 def graph_command(packs: PackOptions, path: str, whole: bool, entry: str | None, from_names: tuple[str, ...],
@@ -72,9 +73,7 @@ def graph_command(packs: PackOptions, path: str, whole: bool, entry: str | None,
         else:
             dot = render.protocol_graph_dot(graphs.protocol_graph(result))
         picture = render.render(dot, fmt if fmt != "json" else "dot", Path(out_file))
-        click.echo(f"wrote {picture['picture'] or picture['dot']}", err=True)
-        if picture["message"]:
-            click.echo(picture["message"], err=True)
+        said(picture, fmt, out_file)
         return
     from tracer.present.scan_json import stats_to_json
 
@@ -106,14 +105,26 @@ def _whole(packs: PackOptions, path: str, from_names: tuple[str, ...], depth: in
 
         assert out_file is not None
         picture = render.render(callgraph_view.call_graph_dot(g), fmt, Path(out_file))
-        click.echo(f"wrote {picture['picture'] or picture['dot']}", err=True)
-        if picture["message"]:
-            click.echo(picture["message"], err=True)
+        click.echo(summary, err=True)
+        said(picture, fmt, out_file)
+        return
     elif fmt == "graphml":
         write_output(callgraph_view.graph_to_graphml(g), out_file)
     else:
         _emit(g, stats, fmt, out_file)
     click.echo(summary, err=True)
+
+
+def said(picture: dict, fmt: str, out_file: str) -> None:  # type: ignore[type-arg]
+    """`wrote FILE`; a picture asked for and not drawn (no Graphviz, dot failed) is an error:
+    its one-line reason and exit status 2, the DOT file kept."""
+    if fmt in ("svg", "png") and picture["picture"] is None:
+        click.echo(f"tracer: error: {out_file} not drawn: {' '.join(picture['message'].split())} "
+                   f"(wrote {picture['dot']})", err=True)
+        sys.exit(2)
+    click.echo(f"wrote {picture['picture'] or picture['dot']}", err=True)
+    if picture["message"]:
+        click.echo(picture["message"], err=True)
 
 
 def entry_seeds(packs: PackOptions) -> dict[str, str]:

@@ -11,7 +11,7 @@ import click
 
 from tracer.checks.selection import Layer, resolve
 from tracer.cli.fixing import fix_options, lint_fix
-from tracer.cli.options import PackOptions, RuleOptions, pack_options, rule_options, write_output
+from tracer.cli.options import PackOptions, RuleOptions, format_option, pack_options, rule_options, write_output
 from tracer.cli.output import progress, quiet_option
 from tracer.config.settings import load_config, load_config_file, merge
 from tracer.lint.baseline import write_baseline
@@ -23,12 +23,12 @@ from tracer.model.kinds import FAIL_ON
 from tracer.model.results import ScanResult
 from tracer.present.github import escape_data, format_github
 from tracer.present.sarif import format_sarif
-from tracer.present.scan_json import from_json
+from tracer.present.scan_json import SCHEMA_VERSION, from_json
 
 
 def as_scan_result(result: dict[str, Any]) -> ScanResult:
     """A lint result's new findings in the shape the SARIF and GitHub formats take."""
-    return from_json({"root": result["root"], "findings": result["findings"], "models": [],
+    return from_json({"schema_version": SCHEMA_VERSION, "root": result["root"], "findings": result["findings"], "models": [],
                       "protocols": result.get("protocols", []), "tool": result.get("tool", {})})
 
 
@@ -59,7 +59,7 @@ def settings(packs: PackOptions, start: str, fail_on: str | None = None, baselin
 @rule_options
 @quiet_option
 @click.option("--base", "base_ref", help="Compare the branch (REF...HEAD) and the working tree against REF's merge base; default: the working tree against HEAD.")
-@click.option("--format", "fmt", type=click.Choice(["text", "json", "sarif", "github"]), default="text", show_default=True)
+@format_option
 @click.option("--baseline", type=click.Path(dir_okay=False), help="Baseline file (default [tool.tracer] baseline, else .tracer-baseline.json when present).")
 @click.option("--no-baseline", is_flag=True, help="Report findings even when the baseline lists them.")
 @click.option("--fail-on", type=click.Choice(FAIL_ON), default=None, help="Lowest severity of a new finding that makes the exit status 1 (default [tool.tracer] fail-on, else error).")

@@ -55,6 +55,15 @@ def pack_options(func: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
+FORMATS = ("text", "json", "sarif", "github")
+
+
+def format_option(func: F) -> F:
+    """--format, and ruff's name for it, --output-format."""
+    return click.option("--format", "--output-format", "fmt", type=click.Choice(FORMATS), default="text",
+                        show_default=True, help="Output format.")(func)
+
+
 def write_output(text: str, out_file: str | None, color: bool | None = None) -> None:
     """``color``: True keeps the escape codes the text was painted with (click would strip
     them off a terminal: --color always and FORCE_COLOR ask for them there)."""

@@ -48,9 +48,11 @@ def color_option(func: F) -> F:
                              "FORCE_COLOR forces it).")(func)
 
 
-def quiet_option(func: F) -> F:
-    return click.option("-q", "--quiet", is_flag=True,
-                        help="Print the findings and the summary only; no progress.")(func)
+def quiet_option(func: F | None = None, *, help: str = "No progress on stderr.") -> Any:
+    """-q/--quiet; ``@quiet_option`` or ``@quiet_option(help=...)`` where it means more."""
+    def add(f: F) -> F:
+        return click.option("-q", "--quiet", is_flag=True, help=help)(f)
+    return add(func) if func is not None else add
 
 
 def progress_wanted(quiet: bool = False) -> bool:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -107,5 +108,6 @@ def report_command(packs: PackOptions, rules: RuleOptions, quiet: bool, path: st
         f"wrote {summary['index']} ({summary['pages']} entry-class pages, "
         f"{summary['pictures']} chain pictures, {summary['sources']} source pages) in {summary['seconds']:.1f} s"
     )
-    if not summary["graphviz"]:
-        click.echo(summary["message"], err=True)
+    if not summary["graphviz"]:  # the page and the DOT files are written; the pictures are not
+        click.echo(f"tracer: error: the pictures were not drawn: {' '.join(summary['message'].split())}", err=True)
+        sys.exit(2)

@@ -10,7 +10,7 @@ import click
 from tracer.analysis.result_cache import scan_memoised
 from tracer.checks import CATALOGUE, rule_text
 from tracer.cli.fixing import fix_options
-from tracer.cli.options import PackOptions, RuleOptions, pack_options, rule_options, write_output
+from tracer.cli.options import PackOptions, RuleOptions, format_option, pack_options, rule_options, write_output
 from tracer.cli.output import color_enabled, color_option, progress, quiet_option
 from tracer.lint.suppress import apply_suppressions
 from tracer.model.errors import UsageError
@@ -27,16 +27,17 @@ def exit_code(result: ScanResult, fail_on: str) -> int:
 @click.argument("path", type=click.Path())
 @pack_options
 @rule_options
-@click.option("--format", "fmt", type=click.Choice(["text", "json", "sarif", "github"]), default="text", show_default=True)
+@format_option
 @click.option("--fail-on", type=click.Choice(FAIL_ON), default=None,
               help="Lowest severity that makes the exit status 1 (default [tool.tracer] fail-on, else error); "
                    "--fail-on info prints the info findings too.")
-@click.option("--statistics", is_flag=True, help="Count the findings per rule instead of listing them.")
+@click.option("--statistics", is_flag=True,
+              help="Count the findings per rule instead of listing them (a JSON list with --format json).")
 @click.option("--show-chains", "-v", "--verbose", "show_chains", is_flag=True,
               help="Every model's chain hop by hop, ok ones too, and the runner's call sites.")
 @click.option("--show-missing", is_flag=True, help="List models without the setter one by one (and their info findings).")
 @click.option("--no-chains", is_flag=True, hidden=True, help="Kept for scripts: the default now prints no ok chains.")
-@quiet_option
+@quiet_option(help="Print the findings alone (ruff's -q): no verdicts, no summary, no progress.")
 @color_option
 @click.option("--target-config", type=click.Path(exists=True), help="Target model config.json (or its folder): compute effective layers.")
 @click.option("--draft-config", type=click.Path(exists=True), help="Draft config.json (or its folder).")
@@ -56,8 +57,6 @@ def scan_command(packs: PackOptions, rules: RuleOptions, path: str, fmt: str, fa
         raise UsageError("--target-config and --draft-config go together")
     if draft_framework and not target_config:
         raise UsageError("--draft-framework needs --target-config and --draft-config")
-    if statistics and fmt != "text":
-        raise UsageError("--statistics goes with --format text")
     settings = rules.settings(path, packs, fail_on)
     protocols = settings.packs()
     fixes = None
@@ -76,7 +75,17 @@ def scan_command(packs: PackOptions, rules: RuleOptions, path: str, fmt: str, fa
                                    draft_framework=draft_framework)
     result = settings.narrow(result)
     threshold = settings.config.fail_on
-    if fmt == "json":
+    if statistics and fmt != "text":  # ruff's way: a JSON list for json, the table for the others
+        from tracer.present.text import TextOptions, shown_findings, statistics_json, statistics_lines
+
+        shown = shown_findings(result, TextOptions(show_info=threshold == "info", info_slugs=settings.selection.named))
+        if fmt == "json":
+            import json
+
+            text = json.dumps(statistics_json(shown), indent=2) + "\n"
+        else:
+            text = "".join(line + "\n" for line in statistics_lines(shown))
+    elif fmt == "json":
         import json
 
         from tracer.present.scan_json import to_json
@@ -96,7 +105,8 @@ def scan_command(packs: PackOptions, rules: RuleOptions, path: str, fmt: str, fa
         stream_color = color_enabled(color) if out_file is None else color == "always"
         options = TextOptions(show_chains=show_chains and not no_chains, show_missing=show_missing,
                               show_info=threshold == "info", info_slugs=settings.selection.named, quiet=quiet,
-                              color=stream_color, protocol_order=protocol_order(protocols), statistics=statistics)
+                              color=stream_color, protocol_order=protocol_order(protocols), statistics=statistics,
+                              expand=show_chains or rules.select is not None)
         text = format_text(result, options)
         write_output(text, out_file, color=stream_color or None)
         sys.exit(exit_code(result, threshold))

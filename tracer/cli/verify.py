@@ -51,7 +51,7 @@ from tracer.verify.runs import DEFAULT_TINY_LAYERS, _draft_raw, render_table, ru
 @click.option("--paths", default="extend,decode,cuda_graph", show_default=True,
               help="paths to run; cuda_graph only on --device cuda")
 @click.option("--no-static", is_flag=True, help="skip tracer's static prediction")
-@click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text", show_default=True,
+@click.option("--format", "--output-format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text", show_default=True,
               help="markdown: with --all, the rows as a Markdown table")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
               help="also write the JSON report here")

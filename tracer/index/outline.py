@@ -203,7 +203,9 @@ def outline_summary(text: str, module: str, path: str, is_package: bool) -> Modu
     try:
         tree = ast.parse(text)
     except SyntaxError as exc:
-        raise InputError(f"syntax error: {exc.msg}", exc.lineno or 1) from None
+        from tracer.index.newer_syntax import needs_newer
+
+        raise InputError(f"syntax error: {exc.msg}{needs_newer(text, exc.lineno)}", exc.lineno or 1) from None
     except (RecursionError, MemoryError):
         raise InputError("nesting too deep to parse", 1) from None
     except ValueError as exc:

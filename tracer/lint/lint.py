@@ -305,7 +305,7 @@ def format_lint_text(result: dict) -> str:
         group = lost.get((f["file"], f["line"], f["protocol"]), []) if f["slug"] == "support-regression" else []
         if group and f is not group[0]:
             continue
-        lines.append(f"{f['file']}:{f['line']}:{f['col'] + 1}: {f['slug']} [{f['severity']}] {f['message']}")
+        lines.append(f"{f['file']}:{f['line']}:{f['col']}: {f['slug']} [{f['severity']}] {f['message']}")
         if len(group) > 1:
             lines.append(f"    the same change costs {len(group) - 1} more entry classes their support: " + ", ".join(
                 f"{g['entry'].rsplit('.', 1)[-1]} ({g['message'].split(' support (', 1)[1].split(')', 1)[0]})"

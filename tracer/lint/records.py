@@ -49,7 +49,7 @@ def within(path: Path, folder: Path) -> bool:
     return is_within(path, folder)
 
 
-RECORD_VERSION = "6"  # 6: findings carry an anchor; fingerprints hash normalised statement tokens
+RECORD_VERSION = "7"  # 7: findings carry an anchor, fingerprints hash normalised statement tokens; 6: a finding's col is 1-based (scan JSON schema 2); 5: deps include every module a chain read
 MAX_RECORD_BYTES = 256 * 1024 * 1024  # a lint record or result bigger than this is not ours
 
 

@@ -90,10 +90,13 @@ def format_explanation(result: dict[str, Any]) -> str:
     lines.append("")
     if findings:
         lines.append("Findings:")
-        for f in findings:
-            where = f"{f['file']}:{f['line']}" if f.get("line") else (f.get("file") or "")
-            lines.append(f"  {where}: {f['slug']} ({f['severity']}) {f['message']}")
-            lines.append(f"      fix: {f['hint']}")
+        for f in findings:  # scan's line: `path:line:col: slug [severity] protocol: message`
+            col = f.get("col") or 1  # 1-based in the scan JSON
+            where = f"{f['file']}:{f['line']}:{col}" if f.get("line") else (f.get("file") or "(the configs)")
+            proto = f"{f['protocol']}: " if f.get("protocol") else ""
+            lines.append(f"{where}: {f['slug']} [{f['severity']}] {proto}{f['message']}")
+            if f.get("hint"):
+                lines.append(f"    hint: {f['hint']}")
     else:
         lines.append("No findings.")
     unknowns = result.get("unknowns", [])

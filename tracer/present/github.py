@@ -3,7 +3,9 @@
 GitHub shows at most 10 annotations of a type per step and 50 per job, so the
 format annotates what needs a look: errors and warnings (info only for a rule
 selected by name, or with --fail-on info), errors first, at most one annotation
-per location, and ends with one summary notice.
+per location and at most 10 per level (9 notices: the summary is the tenth), and
+ends with one summary notice that says how many were left out and where to see
+them all (SARIF, --format text).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from tracer.model.kinds import SEVERITY_ORDER
 from tracer.model.results import ScanResult
 
 LEVEL = {"error": "error", "warning": "warning", "info": "notice"}
+PER_LEVEL = 10  # GitHub shows this many annotations of a level per step
 
 
 def escape_data(text: str) -> str:
@@ -46,15 +49,35 @@ def annotation(f: Finding) -> str:
             f"title={escape_property('tracer ' + f.slug)}::{message}")
 
 
+def capped(chosen: list[Finding]) -> tuple[list[Finding], list[Finding]]:
+    """(annotated, left out): at most PER_LEVEL per level, PER_LEVEL - 1 notices (the summary is one)."""
+    kept: list[Finding] = []
+    left: list[Finding] = []
+    used: dict[str, int] = {}
+    for f in chosen:
+        level = LEVEL[f.severity]
+        room = PER_LEVEL - (1 if level == "notice" else 0)
+        if used.get(level, 0) < room:
+            used[level] = used.get(level, 0) + 1
+            kept.append(f)
+        else:
+            left.append(f)
+    return kept, left
+
+
 def format_github(scan: ScanResult, info_slugs: Collection[str] = (), show_info: bool = False,
                   summary: str | None = None) -> str:
     from tracer.present.text import findings_count, summary_line
 
-    chosen = annotated(scan.findings, info_slugs, show_info)
+    chosen, capped_out = capped(annotated(scan.findings, info_slugs, show_info))
     out = [annotation(f) for f in chosen]
     said = summary if summary is not None else summary_line(scan)
-    left = len(scan.findings) - len(chosen)
-    if left:
-        said += f" Annotated: {findings_count(chosen)}; {left} more not annotated (info, or a place already annotated)."
+    if capped_out:
+        said += (f" Annotated: {findings_count(chosen)}; not annotated: {findings_count(capped_out)} (GitHub shows "
+                 f"{PER_LEVEL} per level); --format sarif (code scanning) or --format text lists them all.")
+    else:
+        left = len(scan.findings) - len(chosen)
+        if left:
+            said += f" Annotated: {findings_count(chosen)}; {left} more not annotated (info, or a place already annotated)."
     out.append(f"::notice title={escape_property('tracer summary')}::{escape_data(said)}")
     return "\n".join(out) + "\n"

@@ -40,6 +40,7 @@ from tracer.present.files import write_text_file
 from tracer.present.graphs import findings_of, page_name, protocol_graph
 from tracer.present.report_pages import Excerpts, _e, anchor, chain_name, index_main, model_main
 from tracer.present.report_source import FOLDER, SourceLinks, source_page, write_sources
+from tracer.present.text import TextOptions, shown_findings
 
 
 def _assets_dir() -> Any:
@@ -138,7 +139,8 @@ def build_report(scan: ScanResult, out_dir: Path, source_root: Path | None = Non
     entries: dict[str, dict[str, ModelResult]] = defaultdict(dict)
     for model in sorted(scan.models, key=lambda m: m.entry):
         entries[model.entry][model.protocol] = model
-    findings = list(scan.findings)
+    # counted as `tracer scan` counts them: one per place and message, naming every protocol
+    findings = shown_findings(scan, TextOptions(show_info=True, protocol_order=tuple(protocols)))
     by_model = findings_of(scan)
     sites: dict[str, list[CallSite]] = defaultdict(list)
     for site in scan.call_sites:

@@ -15,6 +15,7 @@ from tracer.model.findings import Finding
 from tracer.model.results import CallSite, Hop, ModelResult, ScanResult
 from tracer.present.graphs import finding_entries, hop_problem, location, page_name
 from tracer.present.render import NO_GRAPHVIZ
+from tracer.present.text import findings_count, protocol_summary
 
 VERDICTS = ("ok", "broken", "unknown", "missing", "draft")
 # Matrix sort key: the worst first when sorted ascending.
@@ -175,7 +176,9 @@ def index_main(scan: ScanResult, entries: Mapping[str, Mapping[str, ModelResult]
             f'title="show the {v} entry classes of {_e(protocol)}"><b>{counter.get(v, 0)}</b><span>{v}</span></button>'
             for v in VERDICTS
         )
-        cards.append(f'<div class="card"><h3>{_e(protocol)}</h3><div class="counts">{buttons}</div></div>')
+        said = protocol_summary(scan, protocol)  # the line `tracer scan` prints for this protocol
+        cards.append(f'<div class="card"><h3>{_e(protocol)} <span class="muted">entry classes by verdict</span></h3>'
+                     f'<div class="counts">{buttons}</div><p class="muted small">{_e(said)}</p></div>')
     slug_counts = Counter((f.slug, f.severity) for f in findings)
     if slug_counts:
         chips = "".join(
@@ -185,7 +188,9 @@ def index_main(scan: ScanResult, entries: Mapping[str, Mapping[str, ModelResult]
         )
     else:
         chips = '<span class="muted">no findings</span>'
-    cards.append(f'<div class="card"><h3>findings <span class="muted">by slug</span></h3><div class="slugs">{chips}</div></div>')
+    cards.append(f'<div class="card"><h3>findings <span class="muted">by slug, all protocols</span></h3>'
+                 f'<div class="slugs">{chips}</div><p class="muted small">{_e(findings_count(findings))}: one per place '
+                 'and message, as <code>tracer scan</code> counts them</p></div>')
     parts.append('<div class="cards">' + "".join(cards) + "</div>")
 
     # the matrix
@@ -243,7 +248,7 @@ def index_main(scan: ScanResult, entries: Mapping[str, Mapping[str, ModelResult]
 
     # runner call sites, findings, call graph, input errors
     parts.append("<h2 id=\"call-sites\">Runner call sites</h2>" + _call_sites_table(scan.call_sites, where=where))
-    parts.append(f"<h2 id=\"findings\">Findings <small class=muted>{len(findings)}</small></h2>"
+    parts.append(f"<h2 id=\"findings\">Findings <small class=muted>{_e(findings_count(findings))}, all protocols</small></h2>"
                  + _findings_table(findings, where))
     picture = (
         '<a href="callgraph.svg">callgraph.svg</a> · ' if callgraph.get("picture") else ""
@@ -294,7 +299,7 @@ def _findings_rows(findings: Sequence[Finding], where: Where = _where) -> str:
     for f in sorted(findings, key=lambda f: (SEVERITY_RANK.get(f.severity, 9), f.slug, f.entry or "")):
         entries = finding_entries(f)
         links = [
-            f'<a href="models/{_e(page_name(entry))}#{_e(anchor(f.protocol))}">{_e(entry.rsplit(".", 1)[-1])}</a>'
+            f'<a href="models/{_e(page_name(entry))}#{_e(anchor(f.protocol.split(", ")[0]))}">{_e(entry.rsplit(".", 1)[-1])}</a>'
             for entry in entries
         ]
         if not links:
@@ -305,11 +310,11 @@ def _findings_rows(findings: Sequence[Finding], where: Where = _where) -> str:
             who = "<br>".join(links[:2]) + f'<details class="more"><summary>{len(links) - 2} more</summary>{"<br>".join(links[2:])}</details>'
 
         rows.append(
-            f'<tr><td>{_severity(f.severity)}</td><td><code>{_e(f.slug)}</code></td><td>{who}</td>'
+            f'<tr><td>{_severity(f.severity)}</td><td><code>{_e(f.slug)}</code></td><td>{_e(f.protocol)}</td><td>{who}</td>'
             f'<td class="where">{where(f.file, f.line)}</td><td class="msg">{_e(f.message)}</td></tr>'
         )
     return (
-        '<div class="tablebox"><table><thead><tr><th>severity</th><th>slug</th><th>entry class</th>'
+        '<div class="tablebox"><table><thead><tr><th>severity</th><th>slug</th><th>protocol</th><th>entry class</th>'
         "<th>where</th><th>message</th></tr></thead><tbody>" + "".join(rows) + "</tbody></table></div>"
     )
 
@@ -323,6 +328,8 @@ def model_main(entry: str, models: Mapping[str, ModelResult], protocols: list[st
                pictures: Mapping[tuple[str, str], str], sources: Excerpts, graphviz: bool,
                where: Where = _where) -> str:
     module, _, name = entry.rpartition(".")
+    # what needs a look first: broken, then unknown sections, then the others in the given order
+    protocols = sorted(protocols, key=lambda p: {"broken": 0, "unknown": 1}.get(models[p].verdict, 2) if p in models else 3)
     first = next(iter(models.values()))
     draft = ' <span class="tag">draft head</span>' if first.draft else ""
     parts = [

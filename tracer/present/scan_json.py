@@ -20,20 +20,24 @@ from tracer.model.results import (
 )
 
 JSONDict = dict[str, Any]
+# 2: a finding's `col` is 1-based, as in the text, SARIF and GitHub outputs (1 had it 0-based)
+SCHEMA_VERSION = 2
 
 
 def finding_to_json(f: Finding) -> JSONDict:
     data: JSONDict = {"slug": f.slug, "severity": f.severity, "protocol": f.protocol, "entry": f.entry,
-                      "entries": list(f.entries), "file": f.file, "line": f.line, "col": f.col,
+                      "entries": list(f.entries), "file": f.file, "line": f.line, "col": f.col + 1,
                       "message": f.message, "hint": f.hint, "chain": list(f.chain)}
     if f.fingerprint:
         data["fingerprint"] = f.fingerprint
     return data
 
 
-def finding_from_json(d: Mapping[str, Any]) -> Finding:
+def finding_from_json(d: Mapping[str, Any], schema: int = SCHEMA_VERSION) -> Finding:
+    """``schema``: the version of the document the finding comes from (1: `col` 0-based)."""
+    col = int(d.get("col") or 0) - (1 if schema >= 2 else 0)
     return Finding(d["slug"], d.get("severity") or "error", d.get("protocol") or "", d.get("entry"), d.get("file") or "",
-                   int(d.get("line") or 0), int(d.get("col") or 0), d.get("message") or "", d.get("hint") or "",
+                   int(d.get("line") or 0), max(col, 0), d.get("message") or "", d.get("hint") or "",
                    tuple(d.get("chain") or ()), tuple(d.get("entries") or ()), d.get("fingerprint") or "")
 
 
@@ -125,6 +129,7 @@ def stats_from_json(d: Mapping[str, Any]) -> ScanStats:
 
 def to_json(result: ScanResult) -> JSONDict:
     data: JSONDict = {
+        "schema_version": SCHEMA_VERSION,
         "tool": {"name": "tracer", "version": result.tool_version},
         "root": result.root,
         "framework": {"name": result.framework.name, "version": result.framework.version,
@@ -148,7 +153,8 @@ class ScanJsonError(ValueError):
 def from_json(data: Any) -> ScanResult:
     """The typed result of a scan JSON (``tracer report --from scan.json``)."""
     try:
-        findings = tuple(finding_from_json(f) for f in data.get("findings") or ())
+        schema = int(data.get("schema_version") or 1)
+        findings = tuple(finding_from_json(f, schema) for f in data.get("findings") or ())
         framework = data.get("framework") or {}
         return ScanResult(
             root=str(data.get("root") or ""),
@@ -162,7 +168,7 @@ def from_json(data: Any) -> ScanResult:
                                for e in data.get("input_errors") or ()),
             stats=stats_from_json(data.get("stats") or {}),
             absent_protocols=tuple(data.get("protocols_absent") or ()),
-            suppressed=tuple(finding_from_json(f) for f in data.get("suppressed") or ()),
+            suppressed=tuple(finding_from_json(f, schema) for f in data.get("suppressed") or ()),
             tool_version=str((data.get("tool") or {}).get("version") or ""),
         )
     except (AttributeError, KeyError, TypeError, ValueError) as exc:

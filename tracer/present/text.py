@@ -3,12 +3,19 @@ severe first, each once (`path:line:col: slug [severity] message`); then the
 verdicts that need attention (broken, unknown) per protocol; then a summary that
 names what was scanned and counts target models and draft heads apart.
 
-`ok` chains are printed hop by hop only when asked (``show_chains``: `scan
---show-chains` / `-v`); ``quiet`` keeps the findings and the summary.
+Warnings that share rule, severity, hint and message shape (the message with its
+names, code and numbers taken out: 24 setters that each fall back silently)
+print as one entry (an error always has its own line): the first in full, then the count and the first
+places (``expand``: `-v`, `--select`, lists each). Each finding line names its
+protocol. `ok` chains are printed hop by hop only when asked (``show_chains``:
+`scan --show-chains` / `-v`); ``quiet`` prints the findings alone (ruff's `-q`).
 """
 
 from __future__ import annotations
 
+import dataclasses
+import os
+import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -21,6 +28,8 @@ VERDICT_ORDER = {"broken": 0, "unknown": 1, "ok": 2, "missing": 3, "draft": 4}
 SEVERITY_RANK = {"error": 0, "warning": 1, "info": 2}
 ATTENTION = ("broken", "unknown")
 NAMES_SHOWN = 8  # names listed on a line that summarises many entry classes
+COLLAPSE_AT = 3  # findings of one shape printed as one entry from this many on
+PLACES_SHOWN = 4  # places listed on a collapsed entry's line
 
 
 @dataclass(frozen=True)
@@ -29,10 +38,11 @@ class TextOptions:
     show_missing: bool = False  # models without the setter one by one
     show_info: bool = False  # every info finding (--fail-on info)
     info_slugs: frozenset[str] = field(default=frozenset())  # info findings of these rules (selected by name)
-    quiet: bool = False  # findings and the summary only
+    quiet: bool = False  # the findings alone
     color: bool = False
     protocol_order: Sequence[str] = ()  # protocols named here come first, in this order
     statistics: bool = False  # counts per rule instead of the findings (ruff's --statistics)
+    expand: bool = False  # every finding on its own line, none collapsed (-v, --select)
 
 
 def plural(count: int, word: str, many: str = "") -> str:
@@ -44,18 +54,24 @@ def _short(qualname: str, keep: int = 2) -> str:
 
 
 def shown_findings(scan: ScanResult, options: TextOptions) -> list[Finding]:
-    """The findings the output prints: errors, then warnings, then (when asked) info; each once."""
-    seen: set[tuple[str, int, int, str, str]] = set()
-    shown = []
+    """The findings the output prints: errors, then warnings, then (when asked) info; each once.
+    One place and message found by several protocols is one finding naming them all
+    (``protocol`` "sglang-eagle3, sglang-dflash") and the entry classes of each."""
+    rank = {name: i for i, name in enumerate(options.protocol_order)}
+    merged: dict[tuple[str, int, int, str, str], list[Finding]] = {}
     for f in sorted(scan.findings, key=lambda f: (SEVERITY_RANK[f.severity], f.sort_key())):
         if f.severity == "info" and not (options.show_info or f.slug in options.info_slugs
                                          or (options.show_missing and f.slug == "missing-setter")):
             continue
-        key = (f.file, f.line, f.col, f.slug, f.message)
-        if key in seen:
-            continue
-        seen.add(key)
-        shown.append(f)
+        merged.setdefault((f.file, f.line, f.col, f.slug, f.message), []).append(f)
+    shown = []
+    for same in merged.values():
+        first = same[0]
+        protocols = sorted({f.protocol for f in same if f.protocol}, key=lambda p: (rank.get(p, len(rank)), p))
+        if len(protocols) > 1:
+            entries = tuple(dict.fromkeys(e for f in same for e in (f.entries or ((f.entry,) if f.entry else ()))))
+            first = dataclasses.replace(first, protocol=", ".join(protocols), entries=entries)
+        shown.append(first)
     return shown
 
 
@@ -72,20 +88,76 @@ def format_text(scan: ScanResult, options: TextOptions | None = None) -> str:
     if options.statistics:
         lines.extend(statistics_lines(shown))
     else:
-        for f in shown:
-            lines.extend(finding_lines(f, paint))
+        for group in (((f,) for f in shown) if options.expand else collapsed(shown)):
+            lines.extend(group_lines(group, paint))
+    if options.quiet:
+        return "\n".join(lines) + "\n" if lines else ""
     if lines:
         lines.append("")
-    if not options.quiet and not options.statistics:
+    if not options.statistics:
         body = chain_lines(scan, options, paint) if options.show_chains else attention_lines(scan, options, paint)
         lines.extend(body)
     lines.extend(summary_lines(scan, shown, options))
     return "\n".join(lines) + "\n"
 
 
-def finding_lines(f: Finding, paint: Callable[[str, str], str]) -> list[str]:
+_NAMES = re.compile(r"`[^`]*`|\b\w+(?:\.\w+)+\b|\b[A-Z]\w*[a-z]\w*[A-Z]\w*\b|\d+")
+
+
+def shape(f: Finding) -> tuple[str, str, str, str]:
+    """What findings of one kind share: rule, severity, hint and the message with its names
+    (dotted, CamelCase), code spans and numbers taken out."""
+    return (f.slug, f.severity, f.hint, _NAMES.sub("_", f.message))
+
+
+def collapsed(shown: Sequence[Finding]) -> list[tuple[Finding, ...]]:
+    """The findings in order, warnings (and info) of one shape (COLLAPSE_AT or more) as one
+    group, where the first of them stood; errors are never collapsed."""
+    by_shape: dict[tuple[str, str, str, str], list[Finding]] = {}
+    for f in shown:
+        by_shape.setdefault(shape(f), []).append(f)
+    groups: list[tuple[Finding, ...]] = []
+    for f in shown:
+        same = by_shape[shape(f)]
+        if len(same) < COLLAPSE_AT or f.severity == "error":  # each error stays on its own line
+            groups.append((f,))
+        elif same[0] is f:
+            groups.append(tuple(same))
+    return groups
+
+
+def group_lines(group: Sequence[Finding], paint: Callable[[str, str], str]) -> list[str]:
+    first = group[0]
+    if len(group) == 1:
+        return finding_lines(first, paint)
+    lines = finding_lines(first, paint)[:1]
+    rest = group[1:]
+    folder = os.path.commonpath([f.file for f in group]) if len({f.file for f in group}) > 1 else ""
+    folder = folder if folder and not any(f.file == folder for f in group) else ""
+    places = [f"{printable(f.file[len(folder) + 1:] if folder else f.file)}:{f.line}" for f in rest]
+    more = len(places) - PLACES_SHOWN
+    listed = ", ".join(places[:PLACES_SHOWN]) + (f" and {more} more" if more > 0 else "")
+    entries = {e for f in group for e in (f.entries or ((f.entry,) if f.entry else ()))}
+    where = f" in {printable(folder)}/" if folder else ""
+    protocols = list(dict.fromkeys(p for f in group for p in f.protocol.split(", ") if p))
+    about = [", ".join(protocols)] if protocols != first.protocol.split(", ") else []
+    about += [f"{len(entries)} entry classes in all"] if len(entries) > len(group) else []
+    affects = f" ({'; '.join(about)})" if about else ""
+    lines.append(f"    and {len(rest)} more like it{where}{affects}: {listed}  (-v or --select {first.slug} lists each)")
+    if first.hint:
+        lines.append(f"    hint: {printable(first.hint)}")
+    return lines
+
+
+def finding_line(f: Finding, paint: Callable[[str, str], str] = lambda text, kind: text) -> str:
+    """`path:line:col: slug [severity] protocol: message`, the line editors and CI parse."""
     where = f"{printable(f.file)}:{f.line}:{f.col + 1}"
-    lines = [f"{paint(where, 'bold')}: {paint(f.slug, f.severity)} [{f.severity}] {printable(f.message)}"]
+    proto = f"{printable(f.protocol)}: " if f.protocol else ""
+    return f"{paint(where, 'bold')}: {paint(f.slug, f.severity)} [{f.severity}] {proto}{printable(f.message)}"
+
+
+def finding_lines(f: Finding, paint: Callable[[str, str], str]) -> list[str]:
+    lines = [finding_line(f, paint)]
     if len(f.entries) > 1:
         lines.append(f"    affects {len(f.entries)} entry classes: "
                      + _names((printable(_short(e, 1)) for e in f.entries), 6))
@@ -94,14 +166,29 @@ def finding_lines(f: Finding, paint: Callable[[str, str], str]) -> list[str]:
     return lines
 
 
-def statistics_lines(shown: Sequence[Finding]) -> list[str]:
-    """ruff's --statistics: one line per rule (and severity), most frequent first."""
+def statistics(shown: Sequence[Finding]) -> list[tuple[int, str, str, str]]:
+    """(count, slug, severity, summary) per rule and severity, most frequent first."""
     from tracer.checks import CATALOGUE
 
     counts = Counter((f.slug, f.severity) for f in shown)
-    width = max((len(str(n)) for n in counts.values()), default=1)
-    return [f"{n:>{width}}  {slug:<20} [{severity}] {CATALOGUE[slug].summary if slug in CATALOGUE else ''}".rstrip()
+    return [(n, slug, severity, CATALOGUE[slug].summary if slug in CATALOGUE else "")
             for (slug, severity), n in sorted(counts.items(), key=lambda kv: (-kv[1], SEVERITY_RANK[kv[0][1]], kv[0]))]
+
+
+def statistics_lines(shown: Sequence[Finding]) -> list[str]:
+    """ruff's --statistics: one line per rule (and severity), most frequent first, in columns."""
+    rows = statistics(shown)
+    count_w = max((len(str(n)) for n, *_ in rows), default=1)
+    slug_w = max((len(slug) for _, slug, _, _ in rows), default=0)
+    sev_w = max((len(severity) + 2 for _, _, severity, _ in rows), default=0)
+    return [f"{n:>{count_w}}  {slug:<{slug_w}}  {'[' + severity + ']':<{sev_w}}  {summary}".rstrip()
+            for n, slug, severity, summary in rows]
+
+
+def statistics_json(shown: Sequence[Finding]) -> list[dict[str, object]]:
+    """--statistics --format json (ruff's shape: one object per rule)."""
+    return [{"slug": slug, "severity": severity, "count": n, "summary": summary}
+            for n, slug, severity, summary in statistics(shown)]
 
 
 def _names(names: Iterable[str], keep: int = NAMES_SHOWN) -> str:
@@ -221,7 +308,8 @@ def summary_lines(scan: ScanResult, shown: Sequence[Finding], options: TextOptio
     if any(m.verdict == "draft" for m in scan.models):
         lines.append("  Draft heads are not judged: the runner never calls the setter on a draft worker "
                      "(their findings are info).")
-    hidden_info = sum(1 for f in scan.findings if f.severity == "info") - sum(1 for f in shown if f.severity == "info")
+    every = shown_findings(scan, dataclasses.replace(options, show_info=True))
+    hidden_info = sum(1 for f in every if f.severity == "info") - sum(1 for f in shown if f.severity == "info")
     tail = f" {plural(hidden_info, 'info finding')} not shown (--fail-on info, or --select RULE, shows them)." \
         if hidden_info else ""
     lines.append((f"Found {findings_count(shown)}." if shown else "No findings.") + tail)
@@ -232,7 +320,8 @@ def summary_line(scan: ScanResult) -> str:
     """The summary in one line (sweep and the report quote it)."""
     parts = [f"{proto}: {protocol_summary(scan, proto)}" for proto in scan.protocols]
     parts += [f"{proto}: not in this release" for proto in scan.absent_protocols]
-    return f"{scanned_name(scan)}: " + "; ".join(parts) + f". Findings: {findings_count(scan.findings)}."
+    counted = shown_findings(scan, TextOptions(show_info=True))  # as scan counts them: one per place and message
+    return f"{scanned_name(scan)}: " + "; ".join(parts) + f". Findings: {findings_count(counted)}."
 
 
 def painter(color: bool) -> Callable[[str, str], str]:
