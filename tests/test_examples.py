@@ -79,6 +79,8 @@ def test_verdicts(scans, name):
         assert got[model["entry"]]["findings"] == sorted(model["findings"]), model["entry"]
         if model.get("state_owner"):
             assert got[model["entry"]]["state_owner"] == model["state_owner"]
+        if "graph_capture" in model:  # what replayed CUDA graphs capture, from the runner walk
+            assert got[model["entry"]].get("graph_capture") == model["graph_capture"], model["entry"]
         if "alternatives" in model:  # a name bound on several branches: each binding and its verdict
             assert [(a["condition"], a["verdict"], a["default"]) for a in got[model["entry"]]["alternatives"]] == \
                 [(a["condition"], a["verdict"], a["default"]) for a in model["alternatives"]]

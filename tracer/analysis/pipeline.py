@@ -19,6 +19,7 @@ from tracer.analysis.branches import BranchCheck, with_branch_findings
 from tracer.analysis.chain_cache import ChainMemo, memo_key
 from tracer.analysis.chains import ChainTracer
 from tracer.analysis.entries import Alternatives, entry_classes, registry_drafts
+from tracer.analysis.graph_capture import graph_capture, with_graph_capture
 from tracer.analysis.registrations import source_findings
 from tracer.analysis.runner import RunnerAnalysis
 from tracer.analysis.runner_fallbacks import runner_fallback_findings
@@ -114,11 +115,13 @@ def analyse(resolver: Resolver, protocols: Sequence[Protocol], entries: Mapping[
             call_sites.extend(sites)
             findings.extend(runner_findings)
         else:
-            sites = tuple(s for s in known_sites if s.protocol == proto.name)
+            sites, runner_findings = tuple(s for s in known_sites if s.protocol == proto.name), ()
+        graphs = graph_capture(proto, sites, runner_findings)
         stale = stale_tag_findings(proto, traced, sites)
         findings.extend(stale)
         for model in traced:
             model = as_draft_head(with_findings(model, [f for f in stale if f.entry == model.entry]))
+            model = with_graph_capture(model, graphs)
             models.append(model)
             findings.extend(model.findings)
     memo.save()

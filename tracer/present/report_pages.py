@@ -15,6 +15,7 @@ from tracer.model.findings import Finding
 from tracer.model.results import CallSite, Hop, ModelResult, ScanResult
 from tracer.present.graphs import finding_entries, hop_problem, location, page_name
 from tracer.present.render import NO_GRAPHVIZ
+from tracer.present.text import GRAPH_WORDS, graph_note
 
 VERDICTS = ("ok", "broken", "unknown", "missing", "draft")
 # Matrix sort key: the worst first when sorted ascending.
@@ -175,7 +176,9 @@ def index_main(scan: ScanResult, entries: Mapping[str, Mapping[str, ModelResult]
             f'title="show the {v} entry classes of {_e(protocol)}"><b>{counter.get(v, 0)}</b><span>{v}</span></button>'
             for v in VERDICTS
         )
-        cards.append(f'<div class="card"><h3>{_e(protocol)}</h3><div class="counts">{buttons}</div></div>')
+        note = graph_note(models[protocol] for models in entries.values() if protocol in models)
+        note = f'<p class="gc">{_e(note.lstrip(" —"))}</p>' if note else ""
+        cards.append(f'<div class="card"><h3>{_e(protocol)}</h3><div class="counts">{buttons}</div>{note}</div>')
     slug_counts = Counter((f.slug, f.severity) for f in findings)
     if slug_counts:
         chips = "".join(
@@ -221,6 +224,9 @@ def index_main(scan: ScanResult, entries: Mapping[str, Mapping[str, ModelResult]
             count += len(own)
             extra = f' <span class="n">·{len(own)}</span>' if own else ""
             tip = model.reason or verdict
+            if model.graph_capture in GRAPH_WORDS:  # what replayed CUDA graphs capture (the runner's answer)
+                tip += f"; {GRAPH_WORDS[model.graph_capture or '']}: {model.graph_capture_site}"
+                extra += f' <span class="gc">graphs: {_e(model.graph_capture)}</span>'
             cells.append(
                 f'<td class="v" data-sort="{VERDICT_RANK.get(verdict, 9)}"><a class="v-{_e(verdict)}" '
                 f'href="{_e(page)}#{_e(anchor(protocol))}" title="{_e(tip)}">{_e(verdict)}{extra}</a></td>'

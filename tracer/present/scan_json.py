@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from tracer.model.findings import Finding
-from tracer.model.kinds import CHAIN_VERDICTS
+from tracer.model.kinds import CHAIN_VERDICTS, GRAPH_CAPTURES
 from tracer.model.results import (
     Alternative,
     CallSite,
@@ -72,6 +72,10 @@ def model_to_json(m: ModelResult) -> JSONDict:
         data["graph_layers"] = list(m.graph_layers)
     if m.explanation is not None:
         data["explain"] = m.explanation
+    if m.graph_capture is not None:
+        data["graph_capture"] = m.graph_capture
+        if m.graph_capture_site:
+            data["graph_capture_site"] = m.graph_capture_site
     return data
 
 
@@ -92,18 +96,22 @@ def model_from_json(d: Mapping[str, Any], findings: tuple[Finding, ...]) -> Mode
         effective_layers=tuple(effective) if isinstance(effective, list) else None,
         graph_layers=tuple(graph) if isinstance(graph, list) else None,
         explanation=d.get("explain"),
+        graph_capture=d.get("graph_capture") if d.get("graph_capture") in GRAPH_CAPTURES else None,
+        graph_capture_site=d.get("graph_capture_site") or "",
         extra_slugs=tuple(sorted(slugs - {f.slug for f in own})),
     )
 
 
 def call_site_to_json(s: CallSite) -> JSONDict:
     return {"protocol": s.protocol, "caller": s.caller, "file": s.file, "line": s.line,
-            "passes_ids": s.passes_ids, "before_graph_capture": s.before_graph_capture, "order": s.order}
+            "passes_ids": s.passes_ids, "before_graph_capture": s.before_graph_capture, "order": s.order,
+            **({} if s.graph_capture_reached is None else {"graph_capture_reached": s.graph_capture_reached})}
 
 
 def call_site_from_json(d: Mapping[str, Any]) -> CallSite:
     return CallSite(d.get("protocol") or "", d.get("caller") or "", d.get("file") or "", int(d.get("line") or 0),
-                    int(d.get("col") or 0), d.get("passes_ids"), d.get("before_graph_capture"), d.get("order"))
+                    int(d.get("col") or 0), d.get("passes_ids"), d.get("before_graph_capture"), d.get("order"),
+                    d.get("graph_capture_reached"))
 
 
 def stats_to_json(stats: ScanStats) -> JSONDict:
