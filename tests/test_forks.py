@@ -127,3 +127,145 @@ def test_sglang_releases_graph_capture_for_every_ok_row(scanned_release, version
     ok = [m for m in data["models"] if m["protocol"] == "sglang-eagle3" and m["verdict"] == "ok"]
     assert len(ok) >= 18
     assert {(m["graph_capture"], m["graph_capture_site"]) for m in ok} == {(value, site)}
+
+
+# -- forks: detected by structure, packs relocated ------------------------------------------------
+
+FORK = EXAMPLES / "renamed-fork"
+
+
+def test_renamed_fork_is_detected_by_structure(tmp_path):
+    data = scan_to_json(str(FORK), ["sglang-eagle3"], cache_dir=str(tmp_path))
+    assert data["framework"] == {"name": "sglang", "version": "0.0.0", "package_root": "forkgl", "fork_of": "sglang"}
+    assert sorted(m["entry"] for m in data["models"]) == ["forkgl.srt.models.llama.LlamaForCausalLM",
+                                                          "forkgl.srt.models.qwen2.Qwen2ForCausalLM"]
+    out = tracer("scan", str(FORK), "--protocol", "sglang-eagle3", "--cache-dir", str(tmp_path))
+    assert out.returncode == 1, out.stderr
+    assert "Scanned sglang 0.0.0 (fork: package `forkgl`) in" in out.stdout
+    assert "forkgl/srt/model_executor/model_runner.py:43:13: call-order [error]" in out.stdout
+
+
+def _two_forks(tmp_path: Path) -> Path:
+    import shutil
+
+    tree = tmp_path / "tree"
+    shutil.copytree(FORK / "forkgl", tree / "forkgl")
+    shutil.copytree(FORK / "forkgl", tree / "othergl")
+    return tree
+
+
+def test_several_fork_candidates_ask_for_package(tmp_path):
+    tree = _two_forks(tmp_path)
+    out = tracer("scan", str(tree), "--protocol", "sglang-eagle3", "--no-cache")
+    assert out.returncode == 2
+    assert "several packages look like a supported framework: forkgl (sglang), othergl (sglang)" in out.stderr
+    assert "--package NAME" in out.stderr
+    out = tracer("scan", str(tree), "--protocol", "sglang-eagle3", "--package", "othergl", "--format", "json",
+                 "--no-cache")
+    assert out.returncode == 1, out.stderr
+    data = json.loads(out.stdout)
+    assert data["framework"]["package_root"] == "othergl" and data["framework"]["fork_of"] == "sglang"
+    assert {m["entry"].split(".")[0] for m in data["models"]} == {"othergl"}
+
+
+def test_no_framework_error_says_what_was_found_and_missing(tmp_path):
+    # a package holding srt/models but none of the pack's runner modules: not taken for SGLang
+    lone = tmp_path / "lone" / "mypkg"
+    (lone / "srt" / "models").mkdir(parents=True)
+    (lone / "__init__.py").write_text("")
+    out = tracer("scan", str(lone.parent), "--no-cache")
+    assert out.returncode == 2
+    assert "mypkg/srt/models exists, but mypkg has no mypkg.srt.managers.scheduler or " \
+           "mypkg.srt.model_executor.model_runner (sglang's layout)" in out.stderr
+    assert "--package mypkg scans it as sglang" in out.stderr
+    empty = tmp_path / "empty" / "something"
+    empty.mkdir(parents=True)
+    (empty / "__init__.py").write_text("")
+    out = tracer("scan", str(empty.parent), "--no-cache")
+    assert out.returncode == 2
+    assert "vllm: a package named vllm holding model_executor/models" in out.stderr
+    assert "Python packages found here: something" in out.stderr
+
+
+def _pack(tmp_path: Path, **changes: str) -> Path:
+    text = (REPO / "rules" / "sglang-eagle3.toml").read_text()
+    for old, new in changes.items():
+        assert old in text
+        text = text.replace(old, new)
+    path = tmp_path / "pack.toml"
+    path.write_text(text)
+    return path
+
+
+def test_a_pack_that_matches_nothing_is_an_error(tmp_path):
+    """Issue 26: a half-edited pack printed `No findings.` and exited 0 on a tree with broken models."""
+    # the package renamed, the module paths not: its modules match nothing of the fork
+    pack = _pack(tmp_path, **{'name = "sglang-eagle3"': 'name = "fork-eagle3"',
+                              'package = "sglang"': 'package = "forkgl"'})
+    out = tracer("scan", str(FORK), "--rules", str(pack), "--protocol", "fork-eagle3", "--no-cache")
+    assert out.returncode == 2, out.stdout
+    assert "pack fork-eagle3's modules (sglang.srt.*) match no module of this tree (its package is forkgl)" in out.stderr
+    # the entry rule names a variable the tree does not have, while the setter occurs
+    pack = _pack(tmp_path, **{'name = "sglang-eagle3"': 'name = "fork-eagle3"',
+                              'variable = "EntryClass"': 'variable = "ModelEntry"'})
+    out = tracer("scan", str(FORK), "--rules", str(pack), "--protocol", "fork-eagle3", "--no-cache")
+    assert out.returncode == 2, out.stdout
+    assert ("pack fork-eagle3 finds no entry class in this tree although its setter set_eagle3_layers_to_capture "
+            "occurs in") in out.stderr
+    assert "module variable ModelEntry in" in out.stderr
+
+
+def test_replace_builtin_exists(tmp_path):
+    pack = _pack(tmp_path, **{'description = "': 'description = "(a local copy) '})
+    out = tracer("scan", str(FORK), "--rules", str(pack), "--no-cache")
+    assert out.returncode == 2
+    assert "pass --replace-builtin to use it instead" in out.stderr
+    out = tracer("scan", str(FORK), "--rules", str(pack), "--replace-builtin", "--protocol", "sglang-eagle3",
+                 "--format", "json", "--no-cache")
+    assert out.returncode == 1, out.stderr
+    assert len(json.loads(out.stdout)["models"]) == 2
+
+
+def test_relocated_pack_moves_every_module_path():
+    vllm = next(p for p in load_protocols() if p.name == "vllm-eagle3")
+    moved = vllm.relocated("myfork")
+    assert (moved.package, moved.fork_of, moved.scope) == ("myfork", "vllm", "myfork")
+    assert moved.registry_module == "myfork.model_executor.models.registry"
+    assert all(r.startswith("myfork.") for r in moved.runner_roots + moved.runner_modules + moved.entry_modules)
+    assert moved.pp_indices_function == "myfork.distributed.utils.get_pp_indices"
+    assert moved.relocated("myfork") is moved and vllm.relocated("vllm") is vllm
+    assert [p.package for p in load_protocols(["vllm-eagle3"], package="other")] == ["other"]
+
+
+def _renamed_vllm(tmp_path: Path) -> Path:
+    """vLLM 0.33.0 as a fork would ship it: the package, its imports and the registry factory renamed."""
+    import re
+    import shutil
+
+    from conftest import release_dir
+
+    tree = tmp_path / "fork"
+    shutil.copytree(Path(release_dir("0.33.0", "vllm")) / "vllm", tree / "myfork")
+    for path in (tree / "myfork").rglob("*.py"):
+        text = path.read_text(encoding="utf-8", errors="surrogateescape")
+        text = re.sub(r"\bvllm\b", "myfork", text).replace("init_vllm_registered_model", "init_myfork_registered_model")
+        path.write_text(text, encoding="utf-8", errors="surrogateescape")
+    return tree
+
+
+@pytest.mark.real
+def test_renamed_vllm_fork_gets_the_releases_verdicts(tmp_path):
+    """vLLM 0.33.0 renamed (package `myfork`, imports, `init_myfork_registered_model`): every model's
+    verdict and findings are the release's, without a pack edit (the factory is found by its shape)."""
+    from conftest import release_dir
+
+    original = scan_to_json(str(release_dir("0.33.0", "vllm")), cache_dir=str(tmp_path / "c1"))
+    fork = scan_to_json(str(_renamed_vllm(tmp_path)), cache_dir=str(tmp_path / "c2"))
+    assert fork["framework"]["fork_of"] == "vllm" and fork["framework"]["package_root"] == "myfork"
+
+    def rows(data: dict, prefix: str) -> set[tuple]:
+        return {(m["entry"].split(".", 1)[1], m["verdict"], tuple(m["findings"]), m.get("graph_capture"))
+                for m in data["models"] if m["entry"].startswith(prefix)}
+    assert len(rows(original, "vllm.")) > 250
+    assert rows(fork, "myfork.") == rows(original, "vllm.")
+    assert sum(m["verdict"] == "ok" for m in fork["models"]) >= 70

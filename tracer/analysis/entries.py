@@ -84,10 +84,35 @@ def _registry_classes(project: Project, resolver: Resolver, proto: Protocol,
             resolved = _pick(resolver, proto, item.module, item.class_name, alternatives)
             if resolved is not None:
                 by_architecture[item.architecture] = resolved
-    for factory in proto.registry_factories:
+    for factory in (*proto.registry_factories, *renamed_factories(project, proto)):
         resolver.registry_factories[factory] = (proto.registry_factory_keyword, by_architecture)
     resolver.registry_class_keywords.update(proto.registry_factory_class_keywords)
     return sorted(set(by_architecture.values()), key=lambda r: r.fullname)
+
+
+def renamed_factories(project: Project, proto: Protocol) -> list[str]:
+    """Factories a fork renamed, found by their shape: a module-level function of the registry
+    package that takes the factory keyword (``architectures``) and calls one of the pack's
+    factories (vLLM's ``init_vllm_registered_model`` calls ``initialize_model``)."""
+    known = set(proto.registry_factories)
+    if not known or not proto.registry_package:
+        return []
+    found = []
+    for module in sorted(project.by_module):
+        if not (module == proto.registry_package or module.startswith(proto.registry_package + ".")):
+            continue
+        if not project.mentions(module, proto.registry_factory_keyword) or not any(
+                project.mentions(module, name) for name in known):
+            continue
+        summary = project.module(module)
+        for name, _, _ in summary.spans() if summary is not None and not summary.error else ():
+            if name in known or "." in name:
+                continue
+            fn = project.function(module, name)
+            if fn is not None and any(p.name == proto.registry_factory_keyword for p in fn.params) and any(
+                    c.func.rpartition(".")[2] in known for c in fn.calls):
+                found.append(name)
+    return found
 
 
 def decorated_table(project: Project, proto: Protocol) -> list[RegistryEntry]:

@@ -28,6 +28,7 @@ from tracer.effective.probe import probe_shadowed
 from tracer.effective.sources import Sources
 from tracer.index.discover import detect_layout, list_sources
 from tracer.index.project import Project
+from tracer.model.errors import UsageError
 from tracer.model.findings import Finding
 from tracer.model.protocol import Protocol
 from tracer.model.results import Alternative, CallSite, Framework, InputProblem, ModelResult, ScanResult, ScanStats
@@ -59,7 +60,8 @@ class Analysis:
 
 
 def chosen_protocols(layout: Layout, packs: Sequence[Protocol]) -> list[Protocol]:
-    return [p for p in packs if p.framework == layout.framework]
+    """The packs of the tree's framework; on a fork, relocated to its package's name."""
+    return [p.relocated(layout.package) for p in packs if p.framework == layout.framework]
 
 
 def runner_candidates(project: Project, proto: Protocol) -> list[str]:
@@ -158,13 +160,14 @@ def scan(path: str | Path, protocols: Sequence[Protocol], cache_dir: str | Path 
 
     alternatives: Alternatives = {}
     entries = entry_classes(project, resolver, applied, alternatives)
+    check_packs_match(project, applied, entries, in_scope, layout)
     memo = ChainMemo(project, memo_key(project, applied, [sorted(resolver.registry_factories.items()),
                                                           sorted(resolver.registry_class_keywords)]))
     analysis = analyse(resolver, applied, entries, alternatives=alternatives, memo=memo)
     problems = project.input_problems() + [InputProblem(p, 1, why) for p, why in link_problems]
     result = ScanResult(
         root=str(layout.scan_root),
-        framework=Framework(layout.framework, layout.version, layout.package),
+        framework=Framework(layout.framework, layout.version, layout.package, layout.fork_of),
         protocols=tuple(p.name for p in applied), models=analysis.models, call_sites=analysis.call_sites,
         findings=tuple(deduplicate(list(analysis.findings) + [input_error_finding(p) for p in problems])),
         input_errors=tuple(sorted(problems, key=lambda p: (p.path, p.line))),
@@ -175,6 +178,29 @@ def scan(path: str | Path, protocols: Sequence[Protocol], cache_dir: str | Path 
         absent_protocols=tuple(absent), tool_version=__version__,
     )
     return ScanContext(layout, tuple(applied), project, resolver, result, analysis.reads)
+
+
+def check_packs_match(project: Project, packs: Sequence[Protocol], entries: Mapping[str, Sequence[ClassRef]],
+                      in_scope: Sequence[str], layout: Layout) -> None:
+    """A pack that matches nothing in a tree where its setter occurs is an error (exit 2),
+    never `No findings.`: its module paths or its entry rule do not fit this tree."""
+    for proto in packs:
+        if proto.scope and not any(proto.in_scope(m) for m in project.by_module):
+            raise UsageError(f"{proto.source}: pack {proto.name}'s modules ({proto.scope}.*) match no module of "
+                             f"this tree (its package is {layout.package}); module paths in a pack start with its "
+                             "[detect] package, and a fork gets them relocated")
+        if entries.get(proto.name):
+            continue
+        mentioning = [m for m in in_scope if proto.in_scope(m) and project.mentions(m, proto.setter)]
+        if not mentioning:
+            continue
+        where = ", ".join(project.by_module[m].path for m in mentioning[:3])
+        rule = {"module-variable": f"module variable {proto.entry_variable} in {', '.join(proto.entry_modules)}",
+                "decorator": f"decorators {', '.join(proto.entry_decorators)} in {', '.join(proto.entry_modules)}"
+                }.get(proto.entry_kind, f"tables {', '.join(proto.registry_variables)} in {proto.registry_module}")
+        raise UsageError(f"{proto.source}: pack {proto.name} finds no entry class in this tree although its setter "
+                         f"{proto.setter} occurs in {len(mentioning)} module(s) ({where}): its entry rule ({rule}) "
+                         "matches nothing here")
 
 
 def with_alternatives(tracer: ChainTracer, model: ModelResult, registered: str,

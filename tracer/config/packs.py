@@ -176,9 +176,13 @@ def _read_pack(path: str) -> str:
 
 
 def load_protocols(names: list[str] | None = None, extra_files: list[str] | None = None,
-                   replace_builtin: bool = False) -> list[Protocol]:
+                   replace_builtin: bool = False, package: str = "") -> list[Protocol]:
     """Built-in packs plus ``--rules`` files, filtered by ``--protocol`` names. An
-    extra pack with a built-in pack's name is an error unless ``replace_builtin``."""
+    extra pack with a built-in pack's name is an error unless ``replace_builtin``.
+    ``package`` (``--package NAME``): the tree's framework package is called NAME (a fork):
+    every pack's module paths are relocated to it."""
+    if package and not all(part.isidentifier() for part in package.split(".")):
+        raise ProtocolError(f"--package {package!r}: not a Python package name")
     packs = builtin_protocols()
     builtin = {p.name for p in packs}
     for path in extra_files or []:
@@ -193,4 +197,4 @@ def load_protocols(names: list[str] | None = None, extra_files: list[str] | None
         if unknown:
             raise ProtocolError(f"unknown protocol {', '.join(unknown)} (known: {', '.join(sorted(known))})")
         packs = [known[n] for n in names]
-    return packs
+    return [p.relocated(package) for p in packs] if package else packs

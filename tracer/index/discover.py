@@ -52,9 +52,87 @@ def detect_layout(path: str | Path, protocols: list[Protocol]) -> Layout:
                 if base.name != package:
                     continue
                 base = base.parent
-            return Layout(root, base, package, _version(base / package, root), proto.framework)
-    names = ", ".join(sorted({m for p in protocols for m in p.markers}))
-    raise UsageError(f"{path}: no supported framework found (looked for {names})")
+            return Layout(root, base, package, _version(base / package, root), proto.framework, proto.fork_of)
+    return _detect_fork(path, root, protocols)
+
+
+def _package_dirs(root: Path) -> list[Path]:
+    """Folders that may be a framework's top package: the root itself, its children (an
+    unpacked wheel), those of python/ and src/ (checkouts), and the root's parents when the
+    root lies inside a package (the user gave PKG/srt)."""
+    found: list[Path] = [root]
+    for holder in (root, root / "python", root / "src"):
+        try:
+            found += sorted(p for p in holder.iterdir() if p.is_dir() and not p.name.startswith((".", "_")))
+        except OSError:
+            continue
+    found += [p for p in root.parents[:3]]
+    return [p for p in found if p.name.isidentifier() and (p / "__init__.py").is_file()]
+
+
+def _module_file(top: Path, module: str) -> bool:
+    """Does ``module`` (dotted, starting with the package's name) exist under ``top``?"""
+    parts = module.split(".")[1:]
+    here = top.joinpath(*parts) if parts else top
+    return here.with_suffix(".py").is_file() or (here / "__init__.py").is_file()
+
+
+def _shapes(proto: Protocol, top: Path) -> tuple[list[str], list[str]]:
+    """What of the pack's structure a package folder holds and lacks (beyond the marker):
+    its registry module, the modules of its runner's roots."""
+    moved = proto.relocated(top.name)
+    wanted = [moved.registry_module] if moved.registry_module else []
+    for dotted in moved.runner_roots:
+        root = dotted.split(".")
+        module = next((".".join(root[:k]) for k in range(len(root) - 1, 1, -1)
+                       if _module_file(top, ".".join(root[:k]))), ".".join(root[:-2]))
+        if module not in wanted:
+            wanted.append(module)
+    held = [m for m in wanted if _module_file(top, m)]
+    return held, [m for m in wanted if m not in held]
+
+
+def _detect_fork(path: str | Path, root: Path, protocols: list[Protocol]) -> Layout:
+    """A package under another name that holds a pack's markers and shapes: a fork, scanned
+    with the pack relocated to its name. Several candidates, or none: a UsageError that says
+    what was found and what was missing."""
+    candidates: list[tuple[Path, Protocol]] = []
+    near: list[str] = []
+    packages = _package_dirs(root)
+    for proto in protocols:
+        for top in packages:
+            marker = next((m for m in proto.inner_markers if top.joinpath(*m.split("/")).is_dir()), None)
+            if marker is None:
+                continue
+            held, lacking = _shapes(proto, top)
+            if lacking and not held:
+                near.append(f"{top.name}/{marker} exists, but {top.name} has no {' or '.join(lacking)} "
+                            f"({proto.framework}'s layout), so it is not taken for {proto.framework} "
+                            f"(--package {top.name} scans it as {proto.framework})")
+                continue
+            if all(t != top or p.framework != proto.framework for t, p in candidates):
+                candidates.append((top, proto))
+    frameworks = {(top, proto.framework) for top, proto in candidates}
+    if len(frameworks) == 1:
+        top, proto = candidates[0]
+        return Layout(root, top.parent, top.name, _version(top, root), proto.framework, proto.package)
+    if len(frameworks) > 1:
+        listed = ", ".join(f"{top.name} ({framework})" for top, framework in sorted(frameworks))
+        raise UsageError(f"{path}: several packages look like a supported framework: {listed}; "
+                         "pass --package NAME to pick one")
+    wanted = "; ".join(f"{p.framework}: a package named {p.package} holding {', '.join(p.inner_markers) or 'its markers'}"
+                       for p in _by_framework(protocols))
+    seen = ", ".join(p.name for p in packages[:8]) or "none"
+    detail = "; ".join(near) if near else f"Python packages found here: {seen}"
+    raise UsageError(f"{path}: no supported framework found (looked for {wanted}, or a fork: a package of "
+                     f"another name holding the same folders). {detail}")
+
+
+def _by_framework(protocols: list[Protocol]) -> list[Protocol]:
+    first: dict[str, Protocol] = {}
+    for proto in protocols:
+        first.setdefault(proto.framework, proto)
+    return list(first.values())
 
 
 def _version(package_dir: Path, root: Path) -> str:

@@ -8,9 +8,16 @@ holds a framework's name: everything framework-specific is here.
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 import functools
 from dataclasses import dataclass
+
+# The fields that hold module paths. A pack writes them from its framework's package
+# ("vllm.model_executor.models.registry"), but they are relative to it: a fork under
+# another package name gets them relocated (Protocol.relocated), and needs no pack edit.
+MODULE_FIELDS = ("entry_modules", "registry_module", "registry_package", "runner_modules", "runner_roots",
+                 "pp_indices_function")
 
 
 @dataclass(frozen=True)
@@ -94,6 +101,33 @@ class Protocol:
     pp_indices_function: str = ""  # dotted name of the function giving a stage's layer range
     pp_group_expressions: tuple[str, ...] = ()
     assume_false: tuple[str, ...] = ()  # expressions taken as False when evaluating the capture loop
+
+    fork_of: str = ""  # the package the pack was written for, when relocated to a fork's
+
+    def relocated(self, package: str) -> Protocol:
+        """This pack for a tree whose framework package is called ``package`` (a fork): every
+        module path moves from the pack's package to it; markers too."""
+        if not package or package == self.package:
+            return self
+        old = self.package
+
+        def move(value: str) -> str:
+            return package + value[len(old):] if value == old or value.startswith(old + ".") else value
+
+        def move_marker(marker: str) -> str:
+            return "/".join(package if part == old else part for part in marker.split("/"))
+        changes: dict[str, object] = {}
+        for name in MODULE_FIELDS:
+            value = getattr(self, name)
+            changes[name] = move(value) if isinstance(value, str) else tuple(move(v) for v in value)
+        return dataclasses.replace(self, package=package, fork_of=self.fork_of or old,
+                                   markers=tuple(move_marker(m) for m in self.markers), **changes)  # type: ignore[arg-type]
+
+    @property
+    def inner_markers(self) -> tuple[str, ...]:
+        """Markers written from inside the framework's package ("model_executor/models"): what
+        a fork under another name still holds."""
+        return tuple(m for m in self.markers if self.package not in m.split("/"))
 
     def is_entry_module(self, module: str) -> bool:
         return any(fnmatch.fnmatchcase(module, pat) for pat in self.entry_modules)

@@ -114,6 +114,7 @@ class Framework:
     name: str
     version: str
     package_root: str
+    fork_of: str = ""  # a fork under another package name: the package its packs were written for
 
 
 @dataclass(frozen=True)

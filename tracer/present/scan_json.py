@@ -136,7 +136,8 @@ def to_json(result: ScanResult) -> JSONDict:
         "tool": {"name": "tracer", "version": result.tool_version},
         "root": result.root,
         "framework": {"name": result.framework.name, "version": result.framework.version,
-                      "package_root": result.framework.package_root},
+                      "package_root": result.framework.package_root,
+                      **({"fork_of": result.framework.fork_of} if result.framework.fork_of else {})},
         "protocols": list(result.protocols),
         "protocols_absent": list(result.absent_protocols),
         "models": [model_to_json(m) for m in result.models],
@@ -161,7 +162,7 @@ def from_json(data: Any) -> ScanResult:
         return ScanResult(
             root=str(data.get("root") or ""),
             framework=Framework(framework.get("name") or "", framework.get("version") or "",
-                                framework.get("package_root") or ""),
+                                framework.get("package_root") or "", framework.get("fork_of") or ""),
             protocols=tuple(data.get("protocols") or ()),
             models=tuple(model_from_json(m, findings) for m in data.get("models") or ()),
             call_sites=tuple(call_site_from_json(s) for s in data.get("call_sites") or ()),

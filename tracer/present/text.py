@@ -218,6 +218,8 @@ def findings_count(findings: Sequence[Finding]) -> str:
 
 def scanned_name(scan: ScanResult) -> str:
     name = " ".join(p for p in (scan.framework.name, scan.framework.version) if p)
+    if scan.framework.fork_of:
+        name += f" (fork: package `{scan.framework.package_root}`)"
     return name or "the tree"
 
 
