@@ -269,3 +269,43 @@ def test_renamed_vllm_fork_gets_the_releases_verdicts(tmp_path):
     assert len(rows(original, "vllm.")) > 250
     assert rows(fork, "myfork.") == rows(original, "vllm.")
     assert sum(m["verdict"] == "ok" for m in fork["models"]) >= 70
+
+
+# -- registry rows through `import ... as`, platform `if`, PEP 562 ---------------------------------
+
+def test_every_registered_name_is_a_row(tmp_path):
+    """A class the registry names twice (its own name and an alias bound under a platform `if`)
+    is two rows, each traced on its own bindings; an alias module and a PEP 562 `__getattr__`
+    give their class's row."""
+    data = scan_to_json(str(EXAMPLES / "registry-aliases"), ["vllm-eagle3"], cache_dir=str(tmp_path))
+    rows = {m["entry"].rsplit(".", 1)[-1]: m for m in data["models"]}
+    assert sorted(rows) == ["DeepseekV32ForCausalLM", "GlmMoeDsaForCausalLM", "LazyForCausalLM",
+                            "LlamaForCausalLM", "QwenAliasForCausalLM", "QwenImplForCausalLM"]
+    glm = rows["GlmMoeDsaForCausalLM"]
+    assert glm["entry"] == "vllm.model_executor.models.deepseek_v32.GlmMoeDsaForCausalLM"
+    assert [(a["condition"], a["entry"].rsplit(".", 1)[-1]) for a in glm["alternatives"]] == [
+        ("current_platform.is_rocm()", "LlamaForCausalLM"),
+        ("not (current_platform.is_rocm())", "DeepseekV32ForCausalLM")]
+    deepseek = rows["DeepseekV32ForCausalLM"]
+    assert [a["entry"].split(".")[-3] for a in deepseek["alternatives"]] == ["rocm", "nvidia"]
+    assert rows["QwenAliasForCausalLM"]["state_owner"].endswith("qwen_impl.QwenImplModel")
+
+
+@pytest.fixture(scope="module")
+def vllm_33(tmp_path_factory):
+    from conftest import release_dir
+
+    return scan_to_json(str(release_dir("0.33.0", "vllm")), cache_dir=str(tmp_path_factory.mktemp("v33")))
+
+
+@pytest.mark.real
+def test_vllm_alias_row_of_deepseek_v32(vllm_33):
+    """vLLM 0.33.0 registers GlmMoeDsaForCausalLM -> vllm.models.deepseek_v32, whose __init__ binds it
+    `from .nvidia.model import DeepseekV32ForCausalLM as GlmMoeDsaForCausalLM` under `if is_cuda()`."""
+    glm = next(m for m in vllm_33["models"] if m["entry"] == "vllm.models.deepseek_v32.GlmMoeDsaForCausalLM")
+    assert glm["verdict"] == "ok"
+    assert [a["entry"] for a in glm["alternatives"]] == [
+        "vllm.models.deepseek_v32.nvidia.model.DeepseekV32ForCausalLM",
+        "vllm.models.deepseek_v32.amd.model.DeepseekV32ForCausalLM",
+        "vllm.model_executor.models.deepseek_v2.GlmMoeDsaForCausalLM"]
+    assert any(m["entry"] == "vllm.models.deepseek_v32.DeepseekV32ForCausalLM" for m in vllm_33["models"])

@@ -13,6 +13,10 @@ from tracer.resolve.resolver import ClassRef, Resolver
 
 # entry fullname (the binding traced) -> (the dotted name the registry uses, every binding of it)
 Alternatives = dict[str, tuple[str, list[Binding]]]
+# entry fullname -> further rows for it: the registry names the same class under other names
+# (vLLM 0.33.0: `from .nvidia.model import DeepseekV32ForCausalLM as GlmMoeDsaForCausalLM` beside
+# the class's own row), each traced on its own bindings and named as the registry names it
+Aliases = dict[str, list[tuple[str, list[Binding]]]]
 
 
 def _pick(resolver: Resolver, proto: Protocol, module: str, name: str, alternatives: Alternatives) -> ClassRef | None:
@@ -48,7 +52,8 @@ def registered_in(project: Project, resolver: Resolver, proto: Protocol, module:
 
 
 def entry_classes(project: Project, resolver: Resolver, protocols: Sequence[Protocol],
-                  alternatives: Alternatives | None = None) -> dict[str, list[ClassRef]]:
+                  alternatives: Alternatives | None = None, aliases: Aliases | None = None
+                  ) -> dict[str, list[ClassRef]]:
     """Entry classes per protocol: from each entry module's registry variable, or from
     a registry dict literal (which also teaches the resolver the registry's factories).
     Names bound on several branches give their default binding; ``alternatives``
@@ -60,7 +65,8 @@ def entry_classes(project: Project, resolver: Resolver, protocols: Sequence[Prot
             entries[proto.name] = _decorated_classes(project, resolver, proto, alternatives)
             continue
         if proto.entry_kind in ("registry-dict", "registry-update"):
-            entries[proto.name] = _registry_classes(project, resolver, proto, alternatives)
+            entries[proto.name] = _registry_classes(project, resolver, proto, alternatives,
+                                                    {} if aliases is None else aliases)
             continue
         found: dict[str, ClassRef] = {}
         for module in sorted(project.by_module):
@@ -72,11 +78,13 @@ def entry_classes(project: Project, resolver: Resolver, protocols: Sequence[Prot
 
 
 def _registry_classes(project: Project, resolver: Resolver, proto: Protocol,
-                      alternatives: Alternatives) -> list[ClassRef]:
+                      alternatives: Alternatives, aliases: Aliases) -> list[ClassRef]:
     """Entry classes named by a registry dict literal; the architecture -> class map is
-    also handed to the resolver for factories that build a class from its architecture."""
+    also handed to the resolver for factories that build a class from its architecture.
+    A class the registry names under several dotted names gets a row for each (``aliases``)."""
     table = registry_table(project, proto) + registry_table(project, proto, proto.draft_registry_variables)
     by_architecture: dict[str, ClassRef] = {}
+    names_of: dict[str, dict[str, tuple[str, str]]] = {}  # class -> registered dotted name -> (module, name)
     for item in table:
         if item.architecture in by_architecture or proto.is_excluded(item.class_name):
             continue  # a target table's row wins over a draft table's
@@ -84,6 +92,16 @@ def _registry_classes(project: Project, resolver: Resolver, proto: Protocol,
             resolved = _pick(resolver, proto, item.module, item.class_name, alternatives)
             if resolved is not None:
                 by_architecture[item.architecture] = resolved
+                names_of.setdefault(resolved.fullname, {})[f"{item.module}.{item.class_name}"] = (
+                    item.module, item.class_name)
+    for target, names in names_of.items():
+        # the row the class already has: named by its bindings' registered name, else its own
+        # (the first registered name stands for it when the registry never names it directly)
+        primary = alternatives[target][0] if target in alternatives else target if target in names else next(iter(names))
+        for dotted, (module, name) in names.items():
+            if dotted != primary and dotted != target:
+                aliases.setdefault(target, []).append(
+                    (dotted, bindings(resolver, module, name, proto.platform) if "." not in name else []))
     for factory in (*proto.registry_factories, *renamed_factories(project, proto)):
         resolver.registry_factories[factory] = (proto.registry_factory_keyword, by_architecture)
     resolver.registry_class_keywords.update(proto.registry_factory_class_keywords)

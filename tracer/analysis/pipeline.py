@@ -18,7 +18,7 @@ from tracer import __version__
 from tracer.analysis.branches import BranchCheck, with_branch_findings
 from tracer.analysis.chain_cache import ChainMemo, memo_key
 from tracer.analysis.chains import ChainTracer
-from tracer.analysis.entries import Alternatives, entry_classes, registry_drafts
+from tracer.analysis.entries import Aliases, Alternatives, entry_classes, registry_drafts
 from tracer.analysis.graph_capture import graph_capture, with_graph_capture
 from tracer.analysis.registrations import source_findings
 from tracer.analysis.runner import RunnerAnalysis
@@ -76,7 +76,7 @@ def runner_candidates(project: Project, proto: Protocol) -> list[str]:
 def analyse(resolver: Resolver, protocols: Sequence[Protocol], entries: Mapping[str, Sequence[ClassRef]],
             *, runner: bool = True, known_sites: Sequence[CallSite] = (),
             model_classes: set[str] | None = None, alternatives: Alternatives | None = None,
-            memo: ChainMemo | None = None) -> Analysis:
+            memo: ChainMemo | None = None, aliases: Aliases | None = None) -> Analysis:
     """Trace ``entries`` (protocol -> entry classes). With ``runner`` the setter's call
     sites outside the models are analysed too; without, ``known_sites`` (the base's)
     stand for them where a finding depends on how often the runner calls the setter.
@@ -94,17 +94,20 @@ def analyse(resolver: Resolver, protocols: Sequence[Protocol], entries: Mapping[
             tracer = ChainTracer(resolver, proto, drafts)
         branches = BranchCheck(resolver.project, proto)
 
-        def traced_chain(ref: ClassRef) -> ModelResult:
-            registered, bindings = (alternatives or {}).get(ref.fullname, ("", []))
+        def traced_chain(ref: ClassRef, alias: tuple[str, list[Binding]] | None = None) -> ModelResult:
+            registered, bindings = alias or (alternatives or {}).get(ref.fullname, ("", []))
             name = f"{proto.name} {ref.fullname} {registered} {bindings!r} {ref.fullname in drafts}"
 
             def trace() -> ModelResult:
                 resolver.project.reads.touch_all(setup)
-                return with_branch_findings(branches, with_alternatives(tracer, tracer.trace(ref), registered, bindings))
+                model = with_alternatives(tracer, tracer.trace(ref), registered, bindings)
+                return with_branch_findings(branches, renamed(model, registered) if alias else model)
             model = memo.get(name, trace, ModelResult)
             reads[f"{proto.name}|{model.entry}"] = memo.modules_read(name)
             return model
         traced = [traced_chain(ref) for ref in entries.get(proto.name, ())]
+        traced += [traced_chain(ref, alias) for ref in entries.get(proto.name, ())
+                   for alias in (aliases or {}).get(ref.fullname, ())]
         if runner:
             candidates = runner_candidates(resolver.project, proto)
 
@@ -159,11 +162,12 @@ def scan(path: str | Path, protocols: Sequence[Protocol], cache_dir: str | Path 
     absent = [name for name in absent if name not in {p.name for p in applied}]
 
     alternatives: Alternatives = {}
-    entries = entry_classes(project, resolver, applied, alternatives)
+    aliases: Aliases = {}
+    entries = entry_classes(project, resolver, applied, alternatives, aliases)
     check_packs_match(project, applied, entries, in_scope, layout)
     memo = ChainMemo(project, memo_key(project, applied, [sorted(resolver.registry_factories.items()),
                                                           sorted(resolver.registry_class_keywords)]))
-    analysis = analyse(resolver, applied, entries, alternatives=alternatives, memo=memo)
+    analysis = analyse(resolver, applied, entries, alternatives=alternatives, memo=memo, aliases=aliases)
     problems = project.input_problems() + [InputProblem(p, 1, why) for p, why in link_problems]
     result = ScanResult(
         root=str(layout.scan_root),
