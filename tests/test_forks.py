@@ -309,3 +309,40 @@ def test_vllm_alias_row_of_deepseek_v32(vllm_33):
         "vllm.models.deepseek_v32.amd.model.DeepseekV32ForCausalLM",
         "vllm.model_executor.models.deepseek_v2.GlmMoeDsaForCausalLM"]
     assert any(m["entry"] == "vllm.models.deepseek_v32.DeepseekV32ForCausalLM" for m in vllm_33["models"])
+
+
+# -- the version from the distribution's metadata; draft heads out of an error's classes ------------
+
+def test_version_from_metadata_when_version_py_holds_a_placeholder(tmp_path):
+    import shutil
+
+    tree = tmp_path / "wheel"
+    shutil.copytree(FORK / "forkgl", tree / "forkgl")
+    (tree / "forkgl" / "version.py").write_text(
+        'try:\n    from ._version import __version__\nexcept ImportError:\n    __version__ = "dev"\n')
+    out = tracer("scan", str(tree), "--protocol", "sglang-eagle3", "--format", "json", "--no-cache")
+    assert json.loads(out.stdout)["framework"]["version"] == ""  # nothing says: no version, never "dev"
+    meta = tree / "forkgl-1.4.2.dist-info"
+    meta.mkdir()
+    (meta / "METADATA").write_text("Metadata-Version: 2.1\nName: forkgl\nVersion: 1.4.2\n")
+    (meta / "RECORD").write_text("forkgl/__init__.py,,\n")
+    out = tracer("scan", str(tree), "--protocol", "sglang-eagle3", "--format", "json", "--no-cache")
+    assert json.loads(out.stdout)["framework"]["version"] == "1.4.2"
+    (tree / "forkgl" / "version.py").write_text('__version__ = "0.0.0"\n')  # a placeholder literal
+    out = tracer("scan", str(tree), "--protocol", "sglang-eagle3", "--no-cache")
+    assert "Scanned sglang 1.4.2 (fork: package `forkgl`)" in out.stdout
+
+
+def test_an_error_never_lists_a_draft_head():
+    from tracer.analysis.pipeline import without_draft_heads
+
+    shared = Finding("broken-delegation", "error", "p", "m.Target", "base.py", 3, 0, "msg", "",
+                     entries=("m.Target", "m.DraftHead", "m.Other"))
+    draft_first = Finding("dead-write", "error", "p", "m.DraftHead", "base.py", 9, 0, "msg", "",
+                          entries=("m.DraftHead", "m.Target"))
+    info = Finding("dead-write", "info", "p", "m.DraftHead", "base.py", 9, 0, "msg (draft head)", "",
+                   entries=("m.DraftHead",))
+    cleaned = without_draft_heads([shared, draft_first, info], {"m.DraftHead"})
+    assert cleaned[0].entries == ("m.Target", "m.Other")
+    assert (cleaned[1].entry, cleaned[1].entries) == ("m.Target", ("m.Target",))
+    assert cleaned[2] == info

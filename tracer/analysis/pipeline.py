@@ -130,7 +130,9 @@ def analyse(resolver: Resolver, protocols: Sequence[Protocol], entries: Mapping[
             models.append(model)
             findings.extend(model.findings)
     memo.save()
-    analysis = Analysis(tuple(models), tuple(call_sites), tuple(deduplicate(findings)), reads)
+    drafts = {m.entry for m in models if m.draft}
+    analysis = Analysis(tuple(models), tuple(call_sites), tuple(without_draft_heads(deduplicate(findings), drafts)),
+                        reads)
     return with_probes(analysis, probe_shadowed(Sources(resolver.project, resolver), protocols, analysis.models))
 
 
@@ -318,6 +320,22 @@ def stale_tag_findings(proto: Protocol, models: Sequence[ModelResult], sites: Se
 
 def input_error_finding(problem: InputProblem) -> Finding:
     return finding("input-error", "", file=problem.path, line=problem.line, reason=problem.reason)
+
+
+def without_draft_heads(findings: Sequence[Finding], drafts: set[str]) -> list[Finding]:
+    """An error or a warning never lists a draft head among the classes it affects (the runner
+    never calls the setter on one: its copy of the finding is info, kept on the draft's row)."""
+    if not drafts:
+        return list(findings)
+    cleaned = []
+    for f in findings:
+        if f.severity != "info" and drafts & {f.entry, *f.entries}:
+            targets = tuple(e for e in f.entries if e not in drafts)
+            entry = f.entry if f.entry not in drafts else (targets[0] if targets else f.entry)
+            if targets or (f.entry and f.entry not in drafts):
+                f = dataclasses.replace(f, entry=entry, entries=targets)
+        cleaned.append(f)
+    return cleaned
 
 
 def deduplicate(findings: Sequence[Finding]) -> list[Finding]:

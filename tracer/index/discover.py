@@ -135,21 +135,56 @@ def _by_framework(protocols: list[Protocol]) -> list[Protocol]:
     return list(first.values())
 
 
+_PLACEHOLDER = re.compile(r"^(dev|unknown|0\.0\.0(\.dev0?)?|0(\.0)*\+unknown|0\.0\.0\+.*)$")
+
+
 def _version(package_dir: Path, root: Path) -> str:
+    """The release's version: a literal in version.py / _version.py; when that is a placeholder
+    ("dev", "0.0.0", "0+unknown": a fork or a checkout whose build writes the real one), the
+    distribution's metadata beside the package (an unpacked wheel's ``*.dist-info/METADATA``,
+    an ``*.egg-info/PKG-INFO``), then pyproject.toml; the placeholder only when nothing else says."""
+    placeholder = ""
     for candidate in (package_dir / "version.py", package_dir / "_version.py"):
         text = read_regular_file(candidate, 64 * 1024)
         if text is None:
             continue
-        # `__version__ = "x"`, `__version__: str = "x"`, `__version__ = version = "x"`;
-        # a placeholder ("dev" in an except branch) is not the version.
-        match = re.search(r"^__version__\s*(?::\s*str\s*)?=\s*(?:\w+\s*=\s*)?['\"]([^'\"]+)['\"]", text, re.M)
-        if match and match.group(1) != "dev":
-            return match.group(1)
+        # `__version__ = "x"`, `__version__: str = "x"`, `__version__ = version = "x"`
+        for match in re.finditer(r"^\s*__version__\s*(?::\s*str\s*)?=\s*(?:\w+\s*=\s*)?['\"]([^'\"]+)['\"]",
+                                 text, re.M):
+            if not _PLACEHOLDER.match(match.group(1)):
+                return match.group(1)
+            placeholder = placeholder or match.group(1)
+    found = _metadata_version(package_dir)
+    if found:
+        return found
     for pyproject in (root / "python" / "pyproject.toml", root / "pyproject.toml"):
         text = read_regular_file(pyproject, 1024 * 1024)
         match = re.search(r'^version\s*=\s*"([^"]+)"', text, re.M) if text is not None else None
         if match:
             return match.group(1)
+    return "" if placeholder == "dev" else placeholder
+
+
+def _metadata_version(package_dir: Path) -> str:
+    """``Version:`` of the distribution that ships ``package_dir`` (its RECORD or top_level.txt
+    names the package), from the metadata folder beside it."""
+    try:
+        folders = sorted(p for p in package_dir.parent.iterdir()
+                         if p.is_dir() and p.name.endswith((".dist-info", ".egg-info")))
+    except OSError:
+        return ""
+    name = package_dir.name
+    for folder in folders:
+        record = read_regular_file(folder / "RECORD", 16 * 1024 * 1024) or ""
+        top = read_regular_file(folder / "top_level.txt", 64 * 1024) or ""
+        normalized = re.sub(r"[-_.]+", "_", folder.name.split("-")[0]).lower()
+        if not (f"{name}/__init__.py" in record or name in top.split() or normalized == name.lower()):
+            continue
+        for meta in ("METADATA", "PKG-INFO"):
+            text = read_regular_file(folder / meta, 1024 * 1024)
+            match = re.search(r"^Version:\s*(\S+)", text, re.M) if text else None
+            if match:
+                return match.group(1)
     return ""
 
 
