@@ -130,8 +130,8 @@ def analyse(resolver: Resolver, protocols: Sequence[Protocol], entries: Mapping[
             models.append(model)
             findings.extend(model.findings)
     memo.save()
-    drafts = {m.entry for m in models if m.draft}
-    analysis = Analysis(tuple(models), tuple(call_sites), tuple(without_draft_heads(deduplicate(findings), drafts)),
+    heads = {m.entry for m in models if m.draft}
+    analysis = Analysis(tuple(models), tuple(call_sites), tuple(without_draft_heads(deduplicate(findings), heads)),
                         reads)
     return with_probes(analysis, probe_shadowed(Sources(resolver.project, resolver), protocols, analysis.models))
 

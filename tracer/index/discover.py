@@ -159,9 +159,9 @@ def _version(package_dir: Path, root: Path) -> str:
         return found
     for pyproject in (root / "python" / "pyproject.toml", root / "pyproject.toml"):
         text = read_regular_file(pyproject, 1024 * 1024)
-        match = re.search(r'^version\s*=\s*"([^"]+)"', text, re.M) if text is not None else None
-        if match:
-            return match.group(1)
+        found_version = re.search(r'^version\s*=\s*"([^"]+)"', text, re.M) if text is not None else None
+        if found_version:
+            return found_version.group(1)
     return "" if placeholder == "dev" else placeholder
 
 
