@@ -346,3 +346,42 @@ def test_an_error_never_lists_a_draft_head():
     assert cleaned[0].entries == ("m.Target", "m.Other")
     assert (cleaned[1].entry, cleaned[1].entries) == ("m.Target", ("m.Target",))
     assert cleaned[2] == info
+
+
+# -- explain says what the scan says ---------------------------------------------------------------
+
+CONFIGS = Path(__file__).parent / "data" / "configs"
+
+
+def _target(tmp_path: Path, architecture: str) -> Path:
+    config = json.loads((CONFIGS / "qwen2.5-7b" / "config.json").read_text())
+    config["architectures"] = [architecture]
+    folder = tmp_path / architecture
+    folder.mkdir()
+    (folder / "config.json").write_text(json.dumps(config))
+    return folder
+
+
+def test_explain_names_a_wrapper_without_the_setter(tmp_path):
+    """Issue 26: explain blamed the runner ("the runner does not read that key") for a model the
+    scan knows has no setter at all."""
+    out = tracer("explain", str(EXAMPLES / "broken-delegation"), "--protocol", "sglang-eagle3", "--no-cache",
+                 "--target-config", str(_target(tmp_path, "Llama4ForCausalLM")),
+                 "--draft-config", str(CONFIGS / "draft-eagle-config"))
+    assert out.returncode == 1, out.stderr
+    assert ("scan: missing: no set_eagle3_layers_to_capture in the MRO of Llama4ForCausalLM: start-up fails where "
+            "the runner calls it (sglang/srt/model_executor/model_runner.py:36)") in out.stdout
+    assert "the runner does not read that key" not in out.stdout
+
+
+def test_explain_repeats_the_scans_broken_verdict_and_graph_answer(tmp_path):
+    out = tracer("explain", str(EXAMPLES / "broken-delegation"), "--protocol", "sglang-eagle3", "--no-cache",
+                 "--target-config", str(_target(tmp_path, "LlavaForConditionalGeneration")),
+                 "--draft-config", str(CONFIGS / "draft-eagle-config"))
+    assert out.returncode == 1
+    assert "  scan: broken: " in out.stdout and "broken-delegation (error)" in out.stdout
+    out = tracer("explain", str(EXAMPLES / "call-order"), "--protocol", "sglang-eagle3", "--no-cache",
+                 "--target-config", str(_target(tmp_path, "LlamaForCausalLM")),
+                 "--draft-config", str(CONFIGS / "draft-eagle-config"))
+    assert ("scan: replayed CUDA graphs capture the fallback layers "
+            "(sglang/srt/model_executor/cuda_graph_runner.py:27)") in out.stdout
