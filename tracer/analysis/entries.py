@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import fnmatch
 from collections.abc import Sequence
 
 from tracer.index.decorators import duplicates, read_decorated
 from tracer.index.project import Project
-from tracer.index.registry import Duplicate, RegistryEntry, read_registry, read_registry_updates
+from tracer.index.registry import (
+    Duplicate,
+    RegistryEntry,
+    read_registration_calls,
+    read_registry,
+    read_registry_updates,
+)
 from tracer.model.protocol import Protocol
 from tracer.resolve.bindings import Binding, bindings
 from tracer.resolve.resolver import ClassRef, Resolver
@@ -82,7 +89,9 @@ def _registry_classes(project: Project, resolver: Resolver, proto: Protocol,
     """Entry classes named by a registry dict literal; the architecture -> class map is
     also handed to the resolver for factories that build a class from its architecture.
     A class the registry names under several dotted names gets a row for each (``aliases``)."""
-    table = registry_table(project, proto) + registry_table(project, proto, proto.draft_registry_variables)
+    # a plugin's registrations by call come first: they replace the host's rows of their architectures
+    table = plugin_registrations(project, proto) + registry_table(project, proto) + registry_table(
+        project, proto, proto.draft_registry_variables)
     by_architecture: dict[str, ClassRef] = {}
     names_of: dict[str, dict[str, tuple[str, str]]] = {}  # class -> registered dotted name -> (module, name)
     for item in table:
@@ -106,6 +115,19 @@ def _registry_classes(project: Project, resolver: Resolver, proto: Protocol,
         resolver.registry_factories[factory] = (proto.registry_factory_keyword, by_architecture)
     resolver.registry_class_keywords.update(proto.registry_factory_class_keywords)
     return sorted(set(by_architecture.values()), key=lambda r: r.fullname)
+
+
+def plugin_registrations(project: Project, proto: Protocol) -> list[RegistryEntry]:
+    """Rows the plugins register by call (``ModelRegistry.register_model("Arch", "mod:Class")``)."""
+    if not proto.plugin_packages or not proto.registration_calls:
+        return []
+    names = {c.rpartition(".")[2] for c in proto.registration_calls}
+    rows: list[RegistryEntry] = []
+    for module in sorted(project.by_module):
+        if proto.in_plugin(module) and any(project.mentions(module, n) for n in names):
+            text = project.text(module)
+            rows.extend(read_registration_calls(text, proto.registration_calls) if text else [])
+    return rows
 
 
 def renamed_factories(project: Project, proto: Protocol) -> list[str]:
@@ -183,7 +205,7 @@ def registry_table(project: Project, proto: Protocol, variables: tuple[str, ...]
 def registry_drafts(resolver: Resolver, proto: Protocol) -> set[str]:
     """Full names of the classes only the pack's draft variables register (vLLM's
     ``_SPECULATIVE_DECODING_MODELS``): draft heads, whatever their names."""
-    if not proto.draft_registry_variables:
+    if not proto.draft_registry_variables and not proto.plugin_packages:
         return set()
 
     def classes(rows: list[RegistryEntry]) -> set[str]:
@@ -195,5 +217,7 @@ def registry_drafts(resolver: Resolver, proto: Protocol) -> set[str]:
                     found.update((resolved.fullname, f"{row.module}.{row.class_name}"))
         return found
     project = resolver.project
-    return classes(registry_table(project, proto, proto.draft_registry_variables)) - classes(
-        registry_table(project, proto))
+    plugged = plugin_registrations(project, proto)
+    drafted = [r for r in plugged if any(fnmatch.fnmatchcase(r.architecture, p) for p in proto.plugin_draft_architectures)]
+    return (classes(registry_table(project, proto, proto.draft_registry_variables)) | classes(drafted)) - classes(
+        registry_table(project, proto) + [r for r in plugged if r not in drafted])

@@ -8,6 +8,7 @@ not touched). Both return the same typed results (tracer.model.results).
 from __future__ import annotations
 
 import dataclasses
+import fnmatch
 import hashlib
 import time
 from collections.abc import Mapping, Sequence
@@ -26,7 +27,7 @@ from tracer.analysis.runner_fallbacks import runner_fallback_findings
 from tracer.checks import finding, is_error
 from tracer.effective.probe import probe_shadowed
 from tracer.effective.sources import Sources
-from tracer.index.discover import detect_layout, list_sources
+from tracer.index.discover import detect_layout, list_plugin_sources, list_sources
 from tracer.index.project import Project
 from tracer.model.errors import UsageError
 from tracer.model.findings import Finding
@@ -137,14 +138,24 @@ def analyse(resolver: Resolver, protocols: Sequence[Protocol], entries: Mapping[
 
 
 def scan(path: str | Path, protocols: Sequence[Protocol], cache_dir: str | Path | None = None,
-         use_cache: bool = True, jobs: int = 0) -> ScanContext:
+         use_cache: bool = True, jobs: int = 0, plugins: Sequence[str | Path] = ()) -> ScanContext:
+    """``plugins``: folders of plugins of the host's framework (scan HOST --plugin PLUGIN): their
+    modules join the host's, their registrations by call and runner subclasses count."""
     started = time.perf_counter()
     layout = detect_layout(path, list(protocols))
     chosen = chosen_protocols(layout, protocols)
     files, link_problems = list_sources(layout)
+    added: tuple[str, ...] = ()
+    for plugin in plugins:
+        packages, plugin_files, plugin_problems = list_plugin_sources(plugin, list(chosen), layout)
+        added += packages
+        files += plugin_files
+        link_problems += plugin_problems
+    chosen = [p.with_plugins(added) for p in chosen]
     cache = summary_cache(cache_dir, use_cache)
     project = Project(files, cache, jobs)
     resolver = Resolver(project)
+    chosen = [with_plugin_roots(project, p) for p in chosen]
 
     # Lazy indexing: outlines (where definitions are) for the entry modules and
     # the modules that mention a protocol name; method bodies are parsed one
@@ -184,6 +195,25 @@ def scan(path: str | Path, protocols: Sequence[Protocol], cache_dir: str | Path 
         absent_protocols=tuple(absent), tool_version=__version__,
     )
     return ScanContext(layout, tuple(applied), project, resolver, result, analysis.reads)
+
+
+def with_plugin_roots(project: Project, proto: Protocol) -> Protocol:
+    """A plugin's runner roots (the pack's ``[plugin] runner_roots`` patterns over its classes'
+    methods) replace the host's: on the plugin's platform its worker starts the model."""
+    if not proto.plugin_packages or not proto.plugin_runner_roots:
+        return proto
+    methods = {p.rpartition(".")[2] for p in proto.plugin_runner_roots}
+    roots = []
+    for module in sorted(project.by_module):
+        if not proto.in_plugin(module) or not any(project.mentions(module, m) for m in methods):
+            continue
+        summary = project.module(module)
+        for cls in summary.classes if summary is not None and not summary.error else ():
+            for name, _, _ in cls.spans():
+                dotted = f"{module}.{cls.qualname}.{name}"
+                if any(fnmatch.fnmatchcase(dotted, p) for p in proto.plugin_runner_roots):
+                    roots.append(dotted)
+    return dataclasses.replace(proto, runner_roots=tuple(roots)) if roots else proto
 
 
 def check_packs_match(project: Project, packs: Sequence[Protocol], entries: Mapping[str, Sequence[ClassRef]],

@@ -24,6 +24,7 @@ class PackOptions:
     jobs: int
     package: str = ""  # --package NAME: the framework package is called NAME (a fork)
     replace_builtin: bool = False  # --replace-builtin: a --rules pack may take a built-in pack's name
+    plugins: tuple[str, ...] = ()  # --plugin PATH: plugins of the host framework, read with it
 
     def packs(self) -> list[Protocol]:
         return load_protocols(list(self.protocols) or None, list(self.rule_files), self.replace_builtin,
@@ -46,6 +47,9 @@ def pack_options(func: F) -> F:
         click.option("--package", "package", default=None, metavar="NAME",
                      help="The framework's package is called NAME (a fork under another name; "
                           "default: found by the tree's structure)."),
+        click.option("--plugin", "plugins", multiple=True, type=click.Path(exists=True, file_okay=False),
+                     help="A plugin of the framework (its checkout or unpacked wheel), read with the tree: its "
+                          "model registrations, runner subclasses and patches count (repeatable)."),
         click.option("--cache-dir", type=click.Path(file_okay=False),
                      help="Summary cache (default $TRACER_CACHE_DIR, else $XDG_CACHE_HOME/tracer or ~/.cache/tracer)."),
         click.option("--no-cache", is_flag=True, help="Do not read or write the summary cache."),
@@ -53,10 +57,10 @@ def pack_options(func: F) -> F:
                      help="Parallel parser processes (default: CPU count)."),
     ]
 
-    def wrapper(protocols, rule_files, replace_builtin, package, cache_dir, no_cache, jobs,  # type: ignore[no-untyped-def]
-                **kwargs):
+    def wrapper(protocols, rule_files, replace_builtin, package, plugins, cache_dir, no_cache,  # type: ignore[no-untyped-def]
+                jobs, **kwargs):
         return func(packs=PackOptions(tuple(protocols), tuple(rule_files), cache_dir, no_cache, jobs or 0,
-                                      package or "", replace_builtin), **kwargs)
+                                      package or "", replace_builtin, tuple(plugins)), **kwargs)
 
     functools.update_wrapper(wrapper, func)  # keeps the options already declared (__click_params__)
     del wrapper.__wrapped__  # type: ignore[attr-defined]  # click must see the wrapper's own signature
@@ -105,7 +109,7 @@ class RuleOptions:
             click.echo(f"tracer: {note}", err=True)
         if packs is not None:
             config = merge(config, packs.protocols, packs.rule_files, fail_on, package=packs.package,
-                           replace_builtin=packs.replace_builtin)
+                           replace_builtin=packs.replace_builtin, plugins=packs.plugins)
         elif fail_on:
             config = merge(config, fail_on=fail_on)
         selection = resolve([Layer(config.select, config.ignore, config.extend_select),

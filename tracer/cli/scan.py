@@ -59,7 +59,8 @@ def scan_command(packs: PackOptions, rules: RuleOptions, path: str, fmt: str, fa
     settings = rules.settings(path, packs, fail_on)
     protocols = settings.packs()
     with progress(f"tracer: scanning {Path(path).name or path}", quiet):
-        result = scan_memoised(path, protocols, packs.cache_dir, packs.use_cache, packs.jobs)
+        result = scan_memoised(path, protocols, packs.cache_dir, packs.use_cache, packs.jobs,
+                               settings.config.plugins)
         result = apply_suppressions(result)
         if target_config and draft_config:
             from tracer.effective.annotate import annotate_scan

@@ -92,6 +92,10 @@ KEYS: dict[str, tuple[str, type, bool]] = {
     "effective.pp_indices_function": ("pp_indices_function", str, False),
     "effective.pp_group_expressions": ("pp_group_expressions", list, False),
     "effective.assume_false": ("assume_false", list, False),
+    "plugin.entry_points": ("plugin_entry_points", list, False),
+    "plugin.registration_calls": ("registration_calls", list, False),
+    "plugin.draft_architectures": ("plugin_draft_architectures", list, False),
+    "plugin.runner_roots": ("plugin_runner_roots", list, False),
 }
 ENTRY_KINDS = ("module-variable", "registry-dict", "registry-update", "decorator")
 _TABLES = {key.split(".")[0] for key in KEYS if "." in key}

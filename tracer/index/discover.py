@@ -13,7 +13,7 @@ from tracer.model.errors import UsageError
 from tracer.model.protocol import Protocol
 from tracer.model.tree import Layout, SourceFile
 
-__all__ = ["Layout", "SourceFile", "UsageError", "detect_layout", "list_sources"]
+__all__ = ["Layout", "SourceFile", "UsageError", "detect_layout", "list_plugin_sources", "list_sources"]
 
 
 def detect_layout(path: str | Path, protocols: list[Protocol]) -> Layout:
@@ -186,6 +186,60 @@ def _metadata_version(package_dir: Path) -> str:
             if match:
                 return match.group(1)
     return ""
+
+
+def list_plugin_sources(path: str | Path, protocols: list[Protocol], host: Layout
+                        ) -> tuple[tuple[str, ...], list[SourceFile], list[tuple[str, str]]]:
+    """A plugin's packages and files (``scan HOST --plugin PATH``). Its packages are the ones its
+    metadata's entry points of the pack's plugin groups name (an unpacked wheel's
+    ``*.dist-info/entry_points.txt``; a checkout's pyproject.toml or setup.py), else every top
+    package in PATH. Paths are relative to PATH (they name the plugin's own files)."""
+    root = Path(path)
+    if not root.is_dir():
+        raise UsageError(f"--plugin {path}: not a directory (give the folder of the plugin's checkout or unpacked wheel)")
+    root = root.resolve()
+    groups = sorted({g for p in protocols if p.framework == host.framework for g in p.plugin_entry_points})
+    declared, metadata = _entry_point_packages(root, groups)
+    packages = [p for p in _package_dirs(root) if p.parent == root or p.parent.parent == root]
+    if metadata and not declared:
+        raise UsageError(f"--plugin {path}: its metadata declares none of {host.framework}'s plugin entry points "
+                         f"({', '.join(groups) or 'the pack names none'}): not a plugin of {host.framework}")
+    chosen = [p for p in packages if p.name in declared] if declared else packages
+    chosen = [p for p in chosen if p.name != host.package]
+    if not chosen:
+        raise UsageError(f"--plugin {path}: no Python package found there"
+                         + (f" (its entry points name {', '.join(sorted(declared))})" if declared else ""))
+    files: list[SourceFile] = []
+    problems: list[tuple[str, str]] = []
+    for top in chosen:
+        found, trouble = list_sources(Layout(root, top.parent, top.name, "", host.framework))
+        files += found
+        problems += trouble
+    return tuple(p.name for p in chosen), files, problems
+
+
+def _entry_point_packages(root: Path, groups: list[str]) -> tuple[set[str], bool]:
+    """(top packages the plugin groups' entry points name, whether any metadata was found)."""
+    texts: list[str] = []
+    try:
+        texts += [read_regular_file(m / "entry_points.txt", 1024 * 1024) or "" for m in sorted(root.iterdir())
+                  if m.name.endswith((".dist-info", ".egg-info")) and m.is_dir()]
+    except OSError:
+        pass
+    texts += [read_regular_file(root / name, 1024 * 1024) or "" for name in ("pyproject.toml", "setup.py", "setup.cfg")]
+    texts = [t for t in texts if t]
+    found: set[str] = set()
+    for text in texts:
+        for group in groups:
+            at = text.find(group)
+            if at < 0:
+                continue
+            # the entries after the group's header: `name = pkg.mod:func` (or "name=pkg.mod:func" in setup.py)
+            section = text[at + len(group):at + 4000]
+            header = re.search(r"\n\s*\[", section)  # the next table or group ends this one
+            for match in re.finditer(r"=\s*['\"]?([A-Za-z_][\w.]*)\s*:", section[:header.start()] if header else section):
+                found.add(match.group(1).split(".")[0])
+    return found, bool(texts) and any("entry" in t or "[" in t for t in texts)
 
 
 def list_sources(layout: Layout) -> tuple[list[SourceFile], list[tuple[str, str]]]:

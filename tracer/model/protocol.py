@@ -103,6 +103,26 @@ class Protocol:
     assume_false: tuple[str, ...] = ()  # expressions taken as False when evaluating the capture loop
 
     fork_of: str = ""  # the package the pack was written for, when relocated to a fork's
+    # plugins (scan --plugin): what a plugin's metadata declares (entry-point groups), the calls
+    # that register a model at run time (`ModelRegistry.register_model("Arch", "mod:Class")`),
+    # the architectures such a call registers as draft heads, and the plugin's runner roots
+    # (fnmatch over "module.Class.method"; they replace the host's: the platform's worker runs)
+    plugin_entry_points: tuple[str, ...] = ()
+    registration_calls: tuple[str, ...] = ()
+    plugin_draft_architectures: tuple[str, ...] = ()
+    plugin_runner_roots: tuple[str, ...] = ()
+    plugin_packages: tuple[str, ...] = ()  # set by the scan: the packages the plugins add
+
+    def with_plugins(self, packages: tuple[str, ...]) -> Protocol:
+        """This pack over the host and its plugins' packages: they are in scope, and their
+        modules are runner modules (a plugin's runner subclasses are walked)."""
+        if not packages:
+            return self
+        return dataclasses.replace(self, plugin_packages=packages,
+                                   runner_modules=self.runner_modules + tuple(f"{p}.*" for p in packages))
+
+    def in_plugin(self, module: str) -> bool:
+        return any(module == p or module.startswith(p + ".") for p in self.plugin_packages)
 
     def relocated(self, package: str) -> Protocol:
         """This pack for a tree whose framework package is called ``package`` (a fork): every
@@ -155,7 +175,8 @@ class Protocol:
     def scope(self) -> str:
         """The package all entry and runner modules share ("sglang.srt"); a scan
         reads only modules inside it. "" means everything."""
-        prefixes = [p.split("*")[0].rstrip(".").split(".") for p in self.entry_modules + self.runner_modules]
+        prefixes = [p.split("*")[0].rstrip(".").split(".") for p in self.entry_modules + self.runner_modules
+                    if not self.in_plugin(p.split("*")[0].rstrip("."))]  # a plugin's are in scope apart
         if self.registry_module:
             prefixes.append(self.registry_module.split("."))
         if not prefixes:
@@ -169,7 +190,7 @@ class Protocol:
 
     def in_scope(self, module: str) -> bool:
         scope = self.scope
-        return not scope or module == scope or module.startswith(scope + ".")
+        return not scope or module == scope or module.startswith(scope + ".") or self.in_plugin(module)
 
     @property
     def tokens(self) -> tuple[str, ...]:
