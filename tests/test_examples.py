@@ -39,7 +39,9 @@ def scans(tmp_path_factory):
         if name not in results:
             expect = tomllib.loads((EXAMPLES / name / "EXPECT.toml").read_text())
             protocols = [expect["protocol"]] if expect.get("protocol") else None
-            results[name] = (scan_to_json(str(EXAMPLES / name), protocols, cache_dir=str(cache)), expect)
+            plugins = [str(EXAMPLES / name / p) for p in expect.get("plugins", [])]  # scan TREE --plugin P
+            results[name] = (scan_to_json(str(EXAMPLES / name), protocols, cache_dir=str(cache), plugins=plugins),
+                             expect)
         return results[name]
     return get
 

@@ -385,3 +385,67 @@ def test_explain_repeats_the_scans_broken_verdict_and_graph_answer(tmp_path):
                  "--draft-config", str(CONFIGS / "draft-eagle-config"))
     assert ("scan: replayed CUDA graphs capture the fallback layers "
             "(sglang/srt/model_executor/cuda_graph_runner.py:27)") in out.stdout
+
+
+# -- plugins ----------------------------------------------------------------------------------------
+
+OVERLAY = EXAMPLES / "plugin-overlay"
+
+
+def test_plugin_registrations_and_runner_subclass(tmp_path):
+    """The plugin's registration by call replaces the host's Mixtral row with its own class; its
+    worker's runner subclass is the runner walked (its call site, its dropped ids, graph_capture)."""
+    out = tracer("scan", str(OVERLAY), "--plugin", str(OVERLAY / "plugin"), "--protocol", "vllm-eagle3",
+                 "--cache-dir", str(tmp_path))
+    assert out.returncode == 1, out.stderr
+    assert ("plugin/npu_plugin/worker/model_runner.py:10:9: ids-dropped [error] NPUModelRunner.load_model calls "
+            "set_aux_hidden_state_layers(get_eagle3_default_aux_hidden_state_layers())") in out.stdout
+    assert ("vllm-eagle3: 1 target model (1 ok) — replayed CUDA graphs capture the fallback layers: "
+            "model_runner.py:10; 1 without the setter") in out.stdout
+    alone = scan_to_json(str(OVERLAY), ["vllm-eagle3"], cache_dir=str(tmp_path))
+    assert sorted(m["entry"].rsplit(".", 1)[-1] for m in alone["models"]) == ["LlamaForCausalLM", "MixtralForCausalLM"]
+    assert {m["graph_capture"] for m in alone["models"]} == {"configured"}  # the host's own GPU runner
+
+
+def test_plugins_from_tool_tracer(tmp_path):
+    import shutil
+
+    tree = tmp_path / "tree"
+    shutil.copytree(OVERLAY, tree)
+    (tree / "pyproject.toml").write_text('[tool.tracer]\nplugins = ["plugin"]\nprotocols = ["vllm-eagle3"]\n')
+    out = tracer("scan", str(tree), "--format", "json", "--cache-dir", str(tmp_path / "cache"))
+    assert out.returncode == 1, out.stderr
+    assert "npu_plugin.models.mixtral.NPUMixtralForCausalLM" in {m["entry"] for m in json.loads(out.stdout)["models"]}
+
+
+def test_a_folder_that_is_no_plugin_is_refused(tmp_path):
+    other = tmp_path / "other"
+    (other / "pkg").mkdir(parents=True)
+    (other / "pkg" / "__init__.py").write_text("")
+    (other / "pkg-1.0.dist-info").mkdir()
+    (other / "pkg-1.0.dist-info" / "entry_points.txt").write_text("[console_scripts]\npkg = pkg:main\n")
+    out = tracer("scan", str(OVERLAY), "--plugin", str(other), "--no-cache")
+    assert out.returncode == 2
+    assert ("its metadata declares none of vllm's plugin entry points (vllm.general_plugins, vllm.platform_plugins): "
+            "not a plugin of vllm") in out.stderr
+
+
+@pytest.mark.real
+def test_vllm_ascend_on_vllm(tmp_path):
+    """vllm-ascend 0.23.0 on vLLM 0.23.0 (issue 26): DeepseekV4ForCausalLM is registered by call to
+    AscendDeepseekV4ForCausalLM, which is not SupportsEagle3; NPUModelRunner.load_model sets the
+    layers (model_runner_v1.py:3767) and falls back to the model's defaults without a log (:3766)."""
+    from conftest import release_dir
+
+    host, plugin = release_dir("0.23.0", "vllm"), release_dir("0.23.0", "vllm_ascend")
+    data = scan_to_json(str(host), ["vllm-eagle3"], cache_dir=str(tmp_path), plugins=[str(plugin)])
+    rows = {m["entry"]: m for m in data["models"]}
+    assert rows["vllm_ascend.models.deepseek_v4.AscendDeepseekV4ForCausalLM"]["verdict"] == "missing"
+    assert "vllm.models.deepseek_v4.DeepseekV4ForCausalLM" not in rows
+    assert rows["vllm_ascend.models.llama_eagle3_vwn.Eagle3VwnLlamaForCausalLM"]["draft"] is True
+    site = next(s for s in data["call_sites"] if s["file"] == "vllm_ascend/worker/model_runner_v1.py")
+    assert (site["line"], site["caller"], site["passes_ids"], site["order"] is not None) == (
+        3767, "vllm_ascend.worker.model_runner_v1.NPUModelRunner.load_model", True, True)
+    assert any(f["slug"] == "silent-fallback" and (f["file"], f["line"]) == ("vllm_ascend/worker/model_runner_v1.py", 3766)
+               for f in data["findings"])
+    assert sum(m["verdict"] == "ok" for m in data["models"]) >= 40

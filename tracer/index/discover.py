@@ -193,7 +193,8 @@ def list_plugin_sources(path: str | Path, protocols: list[Protocol], host: Layou
     """A plugin's packages and files (``scan HOST --plugin PATH``). Its packages are the ones its
     metadata's entry points of the pack's plugin groups name (an unpacked wheel's
     ``*.dist-info/entry_points.txt``; a checkout's pyproject.toml or setup.py), else every top
-    package in PATH. Paths are relative to PATH (they name the plugin's own files)."""
+    package in PATH. Paths are relative to PATH (they name the plugin's own files), or to the host's
+    root when PATH lies inside it."""
     root = Path(path)
     if not root.is_dir():
         raise UsageError(f"--plugin {path}: not a directory (give the folder of the plugin's checkout or unpacked wheel)")
@@ -211,10 +212,12 @@ def list_plugin_sources(path: str | Path, protocols: list[Protocol], host: Layou
                          + (f" (its entry points name {', '.join(sorted(declared))})" if declared else ""))
     files: list[SourceFile] = []
     problems: list[tuple[str, str]] = []
+    # inside the host's root (an overlay kept beside it): paths relative to the host's root, as its own
+    prefix = _rel(str(root), host.scan_root) + "/" if _is_within(root, host.scan_root) and root != host.scan_root else ""
     for top in chosen:
         found, trouble = list_sources(Layout(root, top.parent, top.name, "", host.framework))
-        files += found
-        problems += trouble
+        files += [SourceFile(f.module, prefix + f.path, f.abspath, f.is_package) for f in found]
+        problems += [(prefix + where, why) for where, why in trouble]
     return tuple(p.name for p in chosen), files, problems
 
 
