@@ -449,3 +449,15 @@ def test_vllm_ascend_on_vllm(tmp_path):
     assert any(f["slug"] == "silent-fallback" and (f["file"], f["line"]) == ("vllm_ascend/worker/model_runner_v1.py", 3766)
                for f in data["findings"])
     assert sum(m["verdict"] == "ok" for m in data["models"]) >= 40
+
+
+def test_explain_on_a_fork_is_the_originals_explain(tmp_path):
+    target = _target(tmp_path, "Qwen2ForCausalLM")
+    args = ["--protocol", "sglang-eagle3", "--no-cache", "--target-config", str(target),
+            "--draft-config", str(CONFIGS / "draft-eagle-config"), "--format", "json"]
+    original = json.loads(tracer("explain", str(EXAMPLES / "call-order"), *args).stdout)
+    fork = json.loads(tracer("explain", str(FORK), *args).stdout)
+    assert fork["entry"] == "forkgl.srt.models.qwen2.Qwen2ForCausalLM"
+    assert [(f["slug"], f["file"].replace("forkgl/", "sglang/"), f["line"]) for f in fork["findings"]] == \
+        [(f["slug"], f["file"], f["line"]) for f in original["findings"]]
+    assert fork["graph_layers"] == original["graph_layers"] and fork["effective_layers"] == original["effective_layers"]

@@ -76,6 +76,9 @@ def explain(result: ScanResult, packs: Sequence[Protocol], target_path: str | Pa
     from tracer.effective.configs import read_config_json
 
     draft_raw, architectures = read_config_json(draft_path, "draft config")
+    if result.framework.fork_of:  # a fork: the packs as the scan relocated them
+        packs = [p.relocated(result.framework.package_root) if p.framework == result.framework.name else p
+                 for p in packs]
     proto = pick_protocol(result, packs, draft_raw, architectures, protocol)
     origin = origin_pack(draft_framework, packs, proto, architectures) if draft_framework else None
     target, draft = load_configs(proto, target_path, draft_path)
