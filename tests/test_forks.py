@@ -461,3 +461,23 @@ def test_explain_on_a_fork_is_the_originals_explain(tmp_path):
     assert [(f["slug"], f["file"].replace("forkgl/", "sglang/"), f["line"]) for f in fork["findings"]] == \
         [(f["slug"], f["file"], f["line"]) for f in original["findings"]]
     assert fork["graph_layers"] == original["graph_layers"] and fork["effective_layers"] == original["effective_layers"]
+
+
+def test_a_platform_whose_runner_lives_outside_the_tree_is_named(tmp_path):
+    """vllm-tpu: vllm/platforms/tpu.py hands TPUs to tpu-inference; the GPU runner sites shown do not
+    run there (pack key [runner] external_runtimes)."""
+    import shutil
+
+    tree = tmp_path / "tree"
+    shutil.copytree(OVERLAY / "vllm", tree / "vllm")
+    out = tracer("scan", str(tree), "--protocol", "vllm-eagle3", "--no-cache")
+    assert "note:" not in out.stdout
+    (tree / "vllm" / "platforms").mkdir()
+    (tree / "vllm" / "platforms" / "__init__.py").write_text("")
+    (tree / "vllm" / "platforms" / "tpu.py").write_text("from tpu_inference.platforms import TpuPlatform\n")
+    out = tracer("scan", str(tree), "--protocol", "vllm-eagle3", "--format", "json", "--no-cache")
+    assert json.loads(out.stdout)["notes"] == [
+        "on tpu the runner is tpu_inference's (vllm/platforms/tpu.py hands the platform to it), outside this "
+        "tree: the runner call sites shown do not run there"]
+    out = tracer("scan", str(tree), "--protocol", "vllm-eagle3", "--no-cache")
+    assert "  note: on tpu the runner is tpu_inference's" in out.stdout

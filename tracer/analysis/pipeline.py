@@ -192,9 +192,25 @@ def scan(path: str | Path, protocols: Sequence[Protocol], cache_dir: str | Path 
                         files_outlined=project.parsed_outline, functions_parsed=project.parsed_functions,
                         cache_hits=cache.hits, seconds=round(time.perf_counter() - started, 3),
                         chains_traced=memo.traced, chains_reused=memo.reused),
-        absent_protocols=tuple(absent), tool_version=__version__,
+        absent_protocols=tuple(absent), tool_version=__version__, notes=tuple(runtime_notes(project, applied)),
     )
     return ScanContext(layout, tuple(applied), project, resolver, result, analysis.reads)
+
+
+def runtime_notes(project: Project, packs: Sequence[Protocol]) -> list[str]:
+    """A platform whose runner lives in another distribution (pack ``[runner] external_runtimes``),
+    when the tree's module hands the platform to it: the runner call sites shown do not run there."""
+    notes: list[str] = []
+    for proto in packs:
+        for spec in proto.external_runtimes:
+            platform, _, rest = spec.partition("=")
+            package, _, module = rest.partition("@")
+            if package and module in project.by_module and project.mentions(module, package):
+                note = (f"on {platform} the runner is {package}'s ({project.by_module[module].path} hands the "
+                        f"platform to it), outside this tree: the runner call sites shown do not run there")
+                if note not in notes:
+                    notes.append(note)
+    return notes
 
 
 def with_plugin_roots(project: Project, proto: Protocol) -> Protocol:

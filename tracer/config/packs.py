@@ -65,6 +65,7 @@ KEYS: dict[str, tuple[str, type, bool]] = {
     "runner.graph_capture_calls": ("graph_capture_calls", list, False),
     "runner.graph_capture_classes": ("graph_capture_classes", list, False),
     "runner.fallback_calls": ("runner_fallback_calls", list, False),
+    "runner.external_runtimes": ("external_runtimes", list, False),
     "defaults.methods": ("default_methods", list, False),
     "fallback.description": ("fallback_description", str, False),
     "fallback.logging_calls": ("logging_calls", list, False),

@@ -65,6 +65,9 @@ class Protocol:
     default_methods: tuple[str, ...] = ()  # methods giving a model's default layers
     # functions the runner calls to guess layer ids when the draft names none (silent-fallback)
     runner_fallback_calls: tuple[str, ...] = ()
+    # "platform=package@module": that platform's runner lives in another distribution (package),
+    # which the tree's module hands the platform to; the output says the sites shown do not run there
+    external_runtimes: tuple[str, ...] = ()
     # fallback
     fallback_description: str = ""
     logging_calls: tuple[str, ...] = ()  # callee names (or their first part) that count as logging
@@ -140,6 +143,8 @@ class Protocol:
         for name in MODULE_FIELDS:
             value = getattr(self, name)
             changes[name] = move(value) if isinstance(value, str) else tuple(move(v) for v in value)
+        changes["external_runtimes"] = tuple(f"{spec.partition('@')[0]}@{move(spec.partition('@')[2])}"
+                                             for spec in self.external_runtimes)
         return dataclasses.replace(self, package=package, fork_of=self.fork_of or old,
                                    markers=tuple(move_marker(m) for m in self.markers), **changes)  # type: ignore[arg-type]
 

@@ -130,3 +130,5 @@ class ScanResult:
     absent_protocols: tuple[str, ...] = ()  # packs whose setter this release never mentions
     suppressed: tuple[Finding, ...] = ()  # findings an inline `# tracer: ignore` removed
     tool_version: str = ""
+    # what the reader must know beside the verdicts (a platform whose runner lives outside the tree)
+    notes: tuple[str, ...] = ()

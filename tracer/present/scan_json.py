@@ -147,6 +147,8 @@ def to_json(result: ScanResult) -> JSONDict:
         "stats": stats_to_json(result.stats),
         "suppressed": [finding_to_json(f) for f in result.suppressed],
     }
+    if result.notes:
+        data["notes"] = list(result.notes)
     return data
 
 
@@ -173,6 +175,7 @@ def from_json(data: Any) -> ScanResult:
             absent_protocols=tuple(data.get("protocols_absent") or ()),
             suppressed=tuple(finding_from_json(f) for f in data.get("suppressed") or ()),
             tool_version=str((data.get("tool") or {}).get("version") or ""),
+            notes=tuple(str(n) for n in data.get("notes") or ()),
         )
     except (AttributeError, KeyError, TypeError, ValueError) as exc:
         raise ScanJsonError(f"not a tracer scan JSON ({type(exc).__name__}: {exc})") from None

@@ -235,6 +235,8 @@ def summary_lines(scan: ScanResult, shown: Sequence[Finding], options: TextOptio
         lines.append(f"  {(proto + ':').ljust(width + 1)} {protocol_summary(scan, proto)}")
     for proto in scan.absent_protocols:
         lines.append(f"  {(proto + ':').ljust(width + 1)} not in this release (its setter is never mentioned)")
+    for note in scan.notes:
+        lines.append(f"  note: {printable(note)}")
     if any(m.verdict == "draft" for m in scan.models):
         lines.append("  Draft heads are not judged: the runner never calls the setter on a draft worker "
                      "(their findings are info).")
