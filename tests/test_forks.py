@@ -449,6 +449,13 @@ def test_vllm_ascend_on_vllm(tmp_path):
     assert any(f["slug"] == "silent-fallback" and (f["file"], f["line"]) == ("vllm_ascend/worker/model_runner_v1.py", 3766)
                for f in data["findings"])
     assert sum(m["verdict"] == "ok" for m in data["models"]) >= 40
+    # the pipeline-parallel patch (patch_eagle3_pp_aux.py:227) replaces the decoder's forward per class
+    kimi = rows["vllm.model_executor.models.kimi_k25.KimiK25ForConditionalGeneration"]["chain"][-1]
+    llama = rows["vllm.model_executor.models.llama.LlamaForCausalLM"]["chain"][-1]
+    assert kimi["qualname"] == "vllm_ascend.patch.worker.patch_eagle3_pp_aux._make_deepseek_v2_forward.pp_eagle3_forward"
+    assert llama["qualname"] == "vllm_ascend.patch.worker.patch_eagle3_pp_aux._make_eagle_mixin_forward.pp_eagle3_forward"
+    assert kimi["kind"] == llama["kind"] == "read"
+    assert "when should_configure_aux_hidden_states and pp_group.world_size > 1" in kimi["resolved_by"]
 
 
 def test_explain_on_a_fork_is_the_originals_explain(tmp_path):
@@ -481,3 +488,55 @@ def test_a_platform_whose_runner_lives_outside_the_tree_is_named(tmp_path):
         "tree: the runner call sites shown do not run there"]
     out = tracer("scan", str(tree), "--protocol", "vllm-eagle3", "--no-cache")
     assert "  note: on tpu the runner is tpu_inference's" in out.stdout
+
+
+# -- run-time replacement of a forward ---------------------------------------------------------------
+
+def _overlay_copy(tmp_path: Path) -> Path:
+    import shutil
+
+    tree = tmp_path / "overlay"
+    shutil.copytree(OVERLAY, tree)
+    return tree
+
+
+def _last_hop(data: dict, entry_suffix: str) -> dict:
+    model = next(m for m in data["models"] if m["entry"].endswith(entry_suffix))
+    return model["chain"][-1]
+
+
+def test_a_patched_forward_is_the_reader_where_it_applies(tmp_path):
+    data = scan_to_json(str(OVERLAY), ["vllm-eagle3"], cache_dir=str(tmp_path), plugins=[str(OVERLAY / "plugin")])
+    hop = _last_hop(data, "llama.LlamaForCausalLM")
+    assert (hop["kind"], hop["qualname"], hop["file"], hop["line"]) == (
+        "read", "npu_plugin.patch.pp_forward._make_mixin_forward.pp_forward", "plugin/npu_plugin/patch/pp_forward.py", 8)
+    assert hop["resolved_by"] == (
+        "run-time replacement of inner_model.forward at plugin/npu_plugin/patch/pp_forward.py:29 (patch_pp_forward "
+        "when not getattr(inner_model, '_pp_forward_patched', False); called from NPUModelRunner.load_model at "
+        "plugin/npu_plugin/worker/model_runner.py:14 when self.vllm_config.parallel_config.pipeline_parallel_size "
+        "> 1): it reads aux_hidden_state_layers")
+
+
+def test_a_patched_forward_that_never_reads_the_state_is_named(tmp_path):
+    tree = _overlay_copy(tmp_path)
+    patch = tree / "plugin" / "npu_plugin" / "patch" / "pp_forward.py"
+    text = patch.read_text()
+    patch.write_text(text.replace("self._maybe_add_hidden_state(aux_hidden_states, idx + 1, hidden_states, residual)",
+                                  "pass").replace("self._maybe_add_hidden_state([], 0, hidden_states, residual)", "[]"))
+    data = scan_to_json(str(tree), ["vllm-eagle3"], cache_dir=str(tmp_path / "c"), plugins=[str(tree / "plugin")])
+    hop = _last_hop(data, "llama.LlamaForCausalLM")
+    assert hop["kind"] == "unresolved"
+    assert hop["reason"].endswith("the replacement never reads aux_hidden_state_layers, so nothing is captured "
+                                  "where it applies")
+
+
+def test_an_untyped_patch_is_not_taken_for_the_models_forward(tmp_path):
+    """`layer.forward = wrapper(...)` with no isinstance test choosing it: the patched object is not
+    known to be the state owner (vllm-ascend patches linear layers this way)."""
+    tree = _overlay_copy(tmp_path)
+    patch = tree / "plugin" / "npu_plugin" / "patch" / "pp_forward.py"
+    patch.write_text(patch.read_text().replace(
+        "    if isinstance(inner_model, EagleModelMixin):\n        make_forward = _make_mixin_forward\n"
+        "    else:\n        return False\n", "    make_forward = _make_mixin_forward\n"))
+    data = scan_to_json(str(tree), ["vllm-eagle3"], cache_dir=str(tmp_path / "c"), plugins=[str(tree / "plugin")])
+    assert "run-time replacement" not in json.dumps(_last_hop(data, "llama.LlamaForCausalLM"))

@@ -21,6 +21,7 @@ from tracer.analysis.chain_cache import ChainMemo, memo_key
 from tracer.analysis.chains import ChainTracer
 from tracer.analysis.entries import Aliases, Alternatives, entry_classes, registry_drafts
 from tracer.analysis.graph_capture import graph_capture, with_graph_capture
+from tracer.analysis.patches import patch_sites, with_patches
 from tracer.analysis.registrations import source_findings
 from tracer.analysis.runner import RunnerAnalysis
 from tracer.analysis.runner_fallbacks import runner_fallback_findings
@@ -125,7 +126,9 @@ def analyse(resolver: Resolver, protocols: Sequence[Protocol], entries: Mapping[
         graphs = graph_capture(proto, sites, runner_findings)
         stale = stale_tag_findings(proto, traced, sites)
         findings.extend(stale)
+        patches = patch_sites(resolver.project, proto)
         for model in traced:
+            model = with_patches(resolver, proto, model, patches)
             model = as_draft_head(with_findings(model, [f for f in stale if f.entry == model.entry]))
             model = with_graph_capture(model, graphs)
             models.append(model)

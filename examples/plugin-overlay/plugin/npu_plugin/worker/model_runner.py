@@ -8,6 +8,10 @@ class NPUModelRunner(GPUModelRunner):
     def load_model(self):
         self.model = self.load_npu_model()
         self.model.set_aux_hidden_state_layers(self.model.get_eagle3_default_aux_hidden_state_layers())  # expect: ids-dropped
+        if self.vllm_config.parallel_config.pipeline_parallel_size > 1:
+            from npu_plugin.patch.pp_forward import patch_pp_forward
+
+            patch_pp_forward(self.model.model)
 
     def load_npu_model(self):
         return None
