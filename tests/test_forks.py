@@ -540,3 +540,20 @@ def test_an_untyped_patch_is_not_taken_for_the_models_forward(tmp_path):
         "    else:\n        return False\n", "    make_forward = _make_mixin_forward\n"))
     data = scan_to_json(str(tree), ["vllm-eagle3"], cache_dir=str(tmp_path / "c"), plugins=[str(tree / "plugin")])
     assert "run-time replacement" not in json.dumps(_last_hop(data, "llama.LlamaForCausalLM"))
+
+
+def test_package_forces_a_tree_the_structure_check_refused(tmp_path):
+    lone = tmp_path / "lone" / "mypkg"
+    (lone / "srt" / "models").mkdir(parents=True)
+    (lone / "__init__.py").write_text("")
+    out = tracer("scan", str(lone.parent), "--package", "mypkg", "--no-cache")
+    assert out.returncode == 2
+    assert "no Python file under mypkg/srt/ (pack sglang-" in out.stderr and "nothing to scan" in out.stderr
+    (lone / "srt" / "__init__.py").write_text("")
+    (lone / "srt" / "models" / "llama.py").write_text("class LlamaForCausalLM:\n    pass\n\nEntryClass = LlamaForCausalLM\n")
+    out = tracer("scan", str(lone.parent), "--package", "mypkg", "--protocol", "sglang-eagle3", "--format", "json",
+                 "--no-cache", "--fail-on", "never")
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    assert data["framework"]["fork_of"] == "sglang"
+    assert [(m["entry"], m["verdict"]) for m in data["models"]] == [("mypkg.srt.models.llama.LlamaForCausalLM", "missing")]

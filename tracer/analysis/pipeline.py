@@ -241,6 +241,9 @@ def check_packs_match(project: Project, packs: Sequence[Protocol], entries: Mapp
     never `No findings.`: its module paths or its entry rule do not fit this tree."""
     for proto in packs:
         if proto.scope and not any(proto.in_scope(m) for m in project.by_module):
+            if proto.scope.split(".")[0] == layout.package:
+                raise UsageError(f"{layout.scan_root}: no Python file under {proto.scope.replace('.', '/')}/ "
+                                 f"(pack {proto.name}'s modules): nothing to scan")
             raise UsageError(f"{proto.source}: pack {proto.name}'s modules ({proto.scope}.*) match no module of "
                              f"this tree (its package is {layout.package}); module paths in a pack start with its "
                              "[detect] package, and a fork gets them relocated")
