@@ -254,12 +254,10 @@ def _renamed_vllm(tmp_path: Path) -> Path:
 
 
 @pytest.mark.real
-def test_renamed_vllm_fork_gets_the_releases_verdicts(tmp_path):
+def test_renamed_vllm_fork_gets_the_releases_verdicts(tmp_path, vllm_33):
     """vLLM 0.33.0 renamed (package `myfork`, imports, `init_myfork_registered_model`): every model's
     verdict and findings are the release's, without a pack edit (the factory is found by its shape)."""
-    from conftest import release_dir
-
-    original = scan_to_json(str(release_dir("0.33.0", "vllm")), cache_dir=str(tmp_path / "c1"))
+    original = vllm_33
     fork = scan_to_json(str(_renamed_vllm(tmp_path)), cache_dir=str(tmp_path / "c2"))
     assert fork["framework"]["fork_of"] == "vllm" and fork["framework"]["package_root"] == "myfork"
 
