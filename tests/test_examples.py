@@ -43,7 +43,9 @@ def scans(tmp_path_factory):
         if name not in results:
             expect = tomllib.loads((EXAMPLES / name / "EXPECT.toml").read_text())
             protocols = [expect["protocol"]] if expect.get("protocol") else None
-            results[name] = (scan_to_json(str(EXAMPLES / name), protocols, cache_dir=str(cache)), expect)
+            plugins = [str(EXAMPLES / name / p) for p in expect.get("plugins", [])]  # scan TREE --plugin P
+            results[name] = (scan_to_json(str(EXAMPLES / name), protocols, cache_dir=str(cache), plugins=plugins),
+                             expect)
         return results[name]
     return get
 
@@ -83,6 +85,8 @@ def test_verdicts(scans, name):
         assert got[model["entry"]]["findings"] == sorted(model["findings"]), model["entry"]
         if model.get("state_owner"):
             assert got[model["entry"]]["state_owner"] == model["state_owner"]
+        if "graph_capture" in model:  # what replayed CUDA graphs capture, from the runner walk
+            assert got[model["entry"]].get("graph_capture") == model["graph_capture"], model["entry"]
         if "alternatives" in model:  # a name bound on several branches: each binding and its verdict
             assert [(a["condition"], a["verdict"], a["default"]) for a in got[model["entry"]]["alternatives"]] == \
                 [(a["condition"], a["verdict"], a["default"]) for a in model["alternatives"]]

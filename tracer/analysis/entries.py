@@ -2,17 +2,28 @@
 
 from __future__ import annotations
 
+import fnmatch
 from collections.abc import Sequence
 
 from tracer.index.decorators import duplicates, read_decorated
 from tracer.index.project import Project
-from tracer.index.registry import Duplicate, RegistryEntry, read_registry, read_registry_updates
+from tracer.index.registry import (
+    Duplicate,
+    RegistryEntry,
+    read_registration_calls,
+    read_registry,
+    read_registry_updates,
+)
 from tracer.model.protocol import Protocol
 from tracer.resolve.bindings import Binding, bindings
 from tracer.resolve.resolver import ClassRef, Resolver
 
 # entry fullname (the binding traced) -> (the dotted name the registry uses, every binding of it)
 Alternatives = dict[str, tuple[str, list[Binding]]]
+# entry fullname -> further rows for it: the registry names the same class under other names
+# (vLLM 0.33.0: `from .nvidia.model import DeepseekV32ForCausalLM as GlmMoeDsaForCausalLM` beside
+# the class's own row), each traced on its own bindings and named as the registry names it
+Aliases = dict[str, list[tuple[str, list[Binding]]]]
 
 
 def _pick(resolver: Resolver, proto: Protocol, module: str, name: str, alternatives: Alternatives) -> ClassRef | None:
@@ -48,7 +59,8 @@ def registered_in(project: Project, resolver: Resolver, proto: Protocol, module:
 
 
 def entry_classes(project: Project, resolver: Resolver, protocols: Sequence[Protocol],
-                  alternatives: Alternatives | None = None) -> dict[str, list[ClassRef]]:
+                  alternatives: Alternatives | None = None, aliases: Aliases | None = None
+                  ) -> dict[str, list[ClassRef]]:
     """Entry classes per protocol: from each entry module's registry variable, or from
     a registry dict literal (which also teaches the resolver the registry's factories).
     Names bound on several branches give their default binding; ``alternatives``
@@ -60,7 +72,8 @@ def entry_classes(project: Project, resolver: Resolver, protocols: Sequence[Prot
             entries[proto.name] = _decorated_classes(project, resolver, proto, alternatives)
             continue
         if proto.entry_kind in ("registry-dict", "registry-update"):
-            entries[proto.name] = _registry_classes(project, resolver, proto, alternatives)
+            entries[proto.name] = _registry_classes(project, resolver, proto, alternatives,
+                                                    {} if aliases is None else aliases)
             continue
         found: dict[str, ClassRef] = {}
         for module in sorted(project.by_module):
@@ -72,11 +85,15 @@ def entry_classes(project: Project, resolver: Resolver, protocols: Sequence[Prot
 
 
 def _registry_classes(project: Project, resolver: Resolver, proto: Protocol,
-                      alternatives: Alternatives) -> list[ClassRef]:
+                      alternatives: Alternatives, aliases: Aliases) -> list[ClassRef]:
     """Entry classes named by a registry dict literal; the architecture -> class map is
-    also handed to the resolver for factories that build a class from its architecture."""
-    table = registry_table(project, proto) + registry_table(project, proto, proto.draft_registry_variables)
+    also handed to the resolver for factories that build a class from its architecture.
+    A class the registry names under several dotted names gets a row for each (``aliases``)."""
+    # a plugin's registrations by call come first: they replace the host's rows of their architectures
+    table = plugin_registrations(project, proto) + registry_table(project, proto) + registry_table(
+        project, proto, proto.draft_registry_variables)
     by_architecture: dict[str, ClassRef] = {}
+    names_of: dict[str, dict[str, tuple[str, str]]] = {}  # class -> registered dotted name -> (module, name)
     for item in table:
         if item.architecture in by_architecture or proto.is_excluded(item.class_name):
             continue  # a target table's row wins over a draft table's
@@ -84,10 +101,58 @@ def _registry_classes(project: Project, resolver: Resolver, proto: Protocol,
             resolved = _pick(resolver, proto, item.module, item.class_name, alternatives)
             if resolved is not None:
                 by_architecture[item.architecture] = resolved
-    for factory in proto.registry_factories:
+                names_of.setdefault(resolved.fullname, {})[f"{item.module}.{item.class_name}"] = (
+                    item.module, item.class_name)
+    for target, names in names_of.items():
+        # the row the class already has: named by its bindings' registered name, else its own
+        # (the first registered name stands for it when the registry never names it directly)
+        primary = alternatives[target][0] if target in alternatives else target if target in names else next(iter(names))
+        for dotted, (module, name) in names.items():
+            if dotted != primary and dotted != target:
+                aliases.setdefault(target, []).append(
+                    (dotted, bindings(resolver, module, name, proto.platform) if "." not in name else []))
+    for factory in (*proto.registry_factories, *renamed_factories(project, proto)):
         resolver.registry_factories[factory] = (proto.registry_factory_keyword, by_architecture)
     resolver.registry_class_keywords.update(proto.registry_factory_class_keywords)
     return sorted(set(by_architecture.values()), key=lambda r: r.fullname)
+
+
+def plugin_registrations(project: Project, proto: Protocol) -> list[RegistryEntry]:
+    """Rows the plugins register by call (``ModelRegistry.register_model("Arch", "mod:Class")``)."""
+    if not proto.plugin_packages or not proto.registration_calls:
+        return []
+    names = {c.rpartition(".")[2] for c in proto.registration_calls}
+    rows: list[RegistryEntry] = []
+    for module in sorted(project.by_module):
+        if proto.in_plugin(module) and any(project.mentions(module, n) for n in names):
+            text = project.text(module)
+            rows.extend(read_registration_calls(text, proto.registration_calls) if text else [])
+    return rows
+
+
+def renamed_factories(project: Project, proto: Protocol) -> list[str]:
+    """Factories a fork renamed, found by their shape: a module-level function of the registry
+    package that takes the factory keyword (``architectures``) and calls one of the pack's
+    factories (vLLM's ``init_vllm_registered_model`` calls ``initialize_model``)."""
+    known = set(proto.registry_factories)
+    if not known or not proto.registry_package:
+        return []
+    found = []
+    for module in sorted(project.by_module):
+        if not (module == proto.registry_package or module.startswith(proto.registry_package + ".")):
+            continue
+        if not project.mentions(module, proto.registry_factory_keyword) or not any(
+                project.mentions(module, name) for name in known):
+            continue
+        summary = project.module(module)
+        for name, _, _ in summary.spans() if summary is not None and not summary.error else ():
+            if name in known or "." in name:
+                continue
+            fn = project.function(module, name)
+            if fn is not None and any(p.name == proto.registry_factory_keyword for p in fn.params) and any(
+                    c.func.rpartition(".")[2] in known for c in fn.calls):
+                found.append(name)
+    return found
 
 
 def decorated_table(project: Project, proto: Protocol) -> list[RegistryEntry]:
@@ -140,7 +205,7 @@ def registry_table(project: Project, proto: Protocol, variables: tuple[str, ...]
 def registry_drafts(resolver: Resolver, proto: Protocol) -> set[str]:
     """Full names of the classes only the pack's draft variables register (vLLM's
     ``_SPECULATIVE_DECODING_MODELS``): draft heads, whatever their names."""
-    if not proto.draft_registry_variables:
+    if not proto.draft_registry_variables and not proto.plugin_packages:
         return set()
 
     def classes(rows: list[RegistryEntry]) -> set[str]:
@@ -152,5 +217,7 @@ def registry_drafts(resolver: Resolver, proto: Protocol) -> set[str]:
                     found.update((resolved.fullname, f"{row.module}.{row.class_name}"))
         return found
     project = resolver.project
-    return classes(registry_table(project, proto, proto.draft_registry_variables)) - classes(
-        registry_table(project, proto))
+    plugged = plugin_registrations(project, proto)
+    drafted = [r for r in plugged if any(fnmatch.fnmatchcase(r.architecture, p) for p in proto.plugin_draft_architectures)]
+    return (classes(registry_table(project, proto, proto.draft_registry_variables)) | classes(drafted)) - classes(
+        registry_table(project, proto) + [r for r in plugged if r not in drafted])

@@ -8,6 +8,7 @@ not touched). Both return the same typed results (tracer.model.results).
 from __future__ import annotations
 
 import dataclasses
+import fnmatch
 import hashlib
 import time
 from collections.abc import Mapping, Sequence
@@ -18,15 +19,18 @@ from tracer import __version__
 from tracer.analysis.branches import BranchCheck, with_branch_findings
 from tracer.analysis.chain_cache import ChainMemo, memo_key
 from tracer.analysis.chains import ChainTracer
-from tracer.analysis.entries import Alternatives, entry_classes, registry_drafts
+from tracer.analysis.entries import Aliases, Alternatives, entry_classes, registry_drafts
+from tracer.analysis.graph_capture import graph_capture, with_graph_capture
+from tracer.analysis.patches import patch_sites, with_patches
 from tracer.analysis.registrations import source_findings
 from tracer.analysis.runner import RunnerAnalysis
 from tracer.analysis.runner_fallbacks import runner_fallback_findings
 from tracer.checks import finding, is_error
 from tracer.effective.probe import probe_shadowed
 from tracer.effective.sources import Sources
-from tracer.index.discover import detect_layout, list_sources
+from tracer.index.discover import detect_layout, list_plugin_sources, list_sources
 from tracer.index.project import Project
+from tracer.model.errors import UsageError
 from tracer.model.findings import Finding
 from tracer.model.protocol import Protocol
 from tracer.model.results import Alternative, CallSite, Framework, InputProblem, ModelResult, ScanResult, ScanStats
@@ -58,7 +62,8 @@ class Analysis:
 
 
 def chosen_protocols(layout: Layout, packs: Sequence[Protocol]) -> list[Protocol]:
-    return [p for p in packs if p.framework == layout.framework]
+    """The packs of the tree's framework; on a fork, relocated to its package's name."""
+    return [p.relocated(layout.package) for p in packs if p.framework == layout.framework]
 
 
 def runner_candidates(project: Project, proto: Protocol) -> list[str]:
@@ -73,7 +78,7 @@ def runner_candidates(project: Project, proto: Protocol) -> list[str]:
 def analyse(resolver: Resolver, protocols: Sequence[Protocol], entries: Mapping[str, Sequence[ClassRef]],
             *, runner: bool = True, known_sites: Sequence[CallSite] = (),
             model_classes: set[str] | None = None, alternatives: Alternatives | None = None,
-            memo: ChainMemo | None = None) -> Analysis:
+            memo: ChainMemo | None = None, aliases: Aliases | None = None) -> Analysis:
     """Trace ``entries`` (protocol -> entry classes). With ``runner`` the setter's call
     sites outside the models are analysed too; without, ``known_sites`` (the base's)
     stand for them where a finding depends on how often the runner calls the setter.
@@ -91,17 +96,20 @@ def analyse(resolver: Resolver, protocols: Sequence[Protocol], entries: Mapping[
             tracer = ChainTracer(resolver, proto, drafts)
         branches = BranchCheck(resolver.project, proto)
 
-        def traced_chain(ref: ClassRef) -> ModelResult:
-            registered, bindings = (alternatives or {}).get(ref.fullname, ("", []))
+        def traced_chain(ref: ClassRef, alias: tuple[str, list[Binding]] | None = None) -> ModelResult:
+            registered, bindings = alias or (alternatives or {}).get(ref.fullname, ("", []))
             name = f"{proto.name} {ref.fullname} {registered} {bindings!r} {ref.fullname in drafts}"
 
             def trace() -> ModelResult:
                 resolver.project.reads.touch_all(setup)
-                return with_branch_findings(branches, with_alternatives(tracer, tracer.trace(ref), registered, bindings))
+                model = with_alternatives(tracer, tracer.trace(ref), registered, bindings)
+                return with_branch_findings(branches, renamed(model, registered) if alias else model)
             model = memo.get(name, trace, ModelResult)
             reads[f"{proto.name}|{model.entry}"] = memo.modules_read(name)
             return model
         traced = [traced_chain(ref) for ref in entries.get(proto.name, ())]
+        traced += [traced_chain(ref, alias) for ref in entries.get(proto.name, ())
+                   for alias in (aliases or {}).get(ref.fullname, ())]
         if runner:
             candidates = runner_candidates(resolver.project, proto)
 
@@ -114,27 +122,43 @@ def analyse(resolver: Resolver, protocols: Sequence[Protocol], entries: Mapping[
             call_sites.extend(sites)
             findings.extend(runner_findings)
         else:
-            sites = tuple(s for s in known_sites if s.protocol == proto.name)
+            sites, runner_findings = tuple(s for s in known_sites if s.protocol == proto.name), ()
+        graphs = graph_capture(proto, sites, runner_findings)
         stale = stale_tag_findings(proto, traced, sites)
         findings.extend(stale)
+        patches = patch_sites(resolver.project, proto)
         for model in traced:
+            model = with_patches(resolver, proto, model, patches)
             model = as_draft_head(with_findings(model, [f for f in stale if f.entry == model.entry]))
+            model = with_graph_capture(model, graphs)
             models.append(model)
             findings.extend(model.findings)
     memo.save()
-    analysis = Analysis(tuple(models), tuple(call_sites), tuple(deduplicate(findings)), reads)
+    heads = {m.entry for m in models if m.draft}
+    analysis = Analysis(tuple(models), tuple(call_sites), tuple(without_draft_heads(deduplicate(findings), heads)),
+                        reads)
     return with_probes(analysis, probe_shadowed(Sources(resolver.project, resolver), protocols, analysis.models))
 
 
 def scan(path: str | Path, protocols: Sequence[Protocol], cache_dir: str | Path | None = None,
-         use_cache: bool = True, jobs: int = 0) -> ScanContext:
+         use_cache: bool = True, jobs: int = 0, plugins: Sequence[str | Path] = ()) -> ScanContext:
+    """``plugins``: folders of plugins of the host's framework (scan HOST --plugin PLUGIN): their
+    modules join the host's, their registrations by call and runner subclasses count."""
     started = time.perf_counter()
     layout = detect_layout(path, list(protocols))
     chosen = chosen_protocols(layout, protocols)
     files, link_problems = list_sources(layout)
+    added: tuple[str, ...] = ()
+    for plugin in plugins:
+        packages, plugin_files, plugin_problems = list_plugin_sources(plugin, list(chosen), layout)
+        added += packages
+        files += plugin_files
+        link_problems += plugin_problems
+    chosen = [p.with_plugins(added) for p in chosen]
     cache = summary_cache(cache_dir, use_cache)
     project = Project(files, cache, jobs)
     resolver = Resolver(project)
+    chosen = [with_plugin_roots(project, p) for p in chosen]
 
     # Lazy indexing: outlines (where definitions are) for the entry modules and
     # the modules that mention a protocol name; method bodies are parsed one
@@ -154,14 +178,16 @@ def scan(path: str | Path, protocols: Sequence[Protocol], cache_dir: str | Path 
     absent = [name for name in absent if name not in {p.name for p in applied}]
 
     alternatives: Alternatives = {}
-    entries = entry_classes(project, resolver, applied, alternatives)
+    aliases: Aliases = {}
+    entries = entry_classes(project, resolver, applied, alternatives, aliases)
+    check_packs_match(project, applied, entries, in_scope, layout)
     memo = ChainMemo(project, memo_key(project, applied, [sorted(resolver.registry_factories.items()),
                                                           sorted(resolver.registry_class_keywords)]))
-    analysis = analyse(resolver, applied, entries, alternatives=alternatives, memo=memo)
+    analysis = analyse(resolver, applied, entries, alternatives=alternatives, memo=memo, aliases=aliases)
     problems = project.input_problems() + [InputProblem(p, 1, why) for p, why in link_problems]
     result = ScanResult(
         root=str(layout.scan_root),
-        framework=Framework(layout.framework, layout.version, layout.package),
+        framework=Framework(layout.framework, layout.version, layout.package, layout.fork_of),
         protocols=tuple(p.name for p in applied), models=analysis.models, call_sites=analysis.call_sites,
         findings=tuple(deduplicate(list(analysis.findings) + [input_error_finding(p) for p in problems])),
         input_errors=tuple(sorted(problems, key=lambda p: (p.path, p.line))),
@@ -169,9 +195,70 @@ def scan(path: str | Path, protocols: Sequence[Protocol], cache_dir: str | Path 
                         files_outlined=project.parsed_outline, functions_parsed=project.parsed_functions,
                         cache_hits=cache.hits, seconds=round(time.perf_counter() - started, 3),
                         chains_traced=memo.traced, chains_reused=memo.reused),
-        absent_protocols=tuple(absent), tool_version=__version__,
+        absent_protocols=tuple(absent), tool_version=__version__, notes=tuple(runtime_notes(project, applied)),
     )
     return ScanContext(layout, tuple(applied), project, resolver, result, analysis.reads)
+
+
+def runtime_notes(project: Project, packs: Sequence[Protocol]) -> list[str]:
+    """A platform whose runner lives in another distribution (pack ``[runner] external_runtimes``),
+    when the tree's module hands the platform to it: the runner call sites shown do not run there."""
+    notes: list[str] = []
+    for proto in packs:
+        for spec in proto.external_runtimes:
+            platform, _, rest = spec.partition("=")
+            package, _, module = rest.partition("@")
+            if package and module in project.by_module and project.mentions(module, package):
+                note = (f"on {platform} the runner is {package}'s ({project.by_module[module].path} hands the "
+                        f"platform to it), outside this tree: the runner call sites shown do not run there")
+                if note not in notes:
+                    notes.append(note)
+    return notes
+
+
+def with_plugin_roots(project: Project, proto: Protocol) -> Protocol:
+    """A plugin's runner roots (the pack's ``[plugin] runner_roots`` patterns over its classes'
+    methods) replace the host's: on the plugin's platform its worker starts the model."""
+    if not proto.plugin_packages or not proto.plugin_runner_roots:
+        return proto
+    methods = {p.rpartition(".")[2] for p in proto.plugin_runner_roots}
+    roots = []
+    for module in sorted(project.by_module):
+        if not proto.in_plugin(module) or not any(project.mentions(module, m) for m in methods):
+            continue
+        summary = project.module(module)
+        for cls in summary.classes if summary is not None and not summary.error else ():
+            for name, _, _ in cls.spans():
+                dotted = f"{module}.{cls.qualname}.{name}"
+                if any(fnmatch.fnmatchcase(dotted, p) for p in proto.plugin_runner_roots):
+                    roots.append(dotted)
+    return dataclasses.replace(proto, runner_roots=tuple(roots)) if roots else proto
+
+
+def check_packs_match(project: Project, packs: Sequence[Protocol], entries: Mapping[str, Sequence[ClassRef]],
+                      in_scope: Sequence[str], layout: Layout) -> None:
+    """A pack that matches nothing in a tree where its setter occurs is an error (exit 2),
+    never `No findings.`: its module paths or its entry rule do not fit this tree."""
+    for proto in packs:
+        if proto.scope and not any(proto.in_scope(m) for m in project.by_module):
+            if proto.scope.split(".")[0] == layout.package:
+                raise UsageError(f"{layout.scan_root}: no Python file under {proto.scope.replace('.', '/')}/ "
+                                 f"(pack {proto.name}'s modules): nothing to scan")
+            raise UsageError(f"{proto.source}: pack {proto.name}'s modules ({proto.scope}.*) match no module of "
+                             f"this tree (its package is {layout.package}); module paths in a pack start with its "
+                             "[detect] package, and a fork gets them relocated")
+        if entries.get(proto.name):
+            continue
+        mentioning = [m for m in in_scope if proto.in_scope(m) and project.mentions(m, proto.setter)]
+        if not mentioning:
+            continue
+        where = ", ".join(project.by_module[m].path for m in mentioning[:3])
+        rule = {"module-variable": f"module variable {proto.entry_variable} in {', '.join(proto.entry_modules)}",
+                "decorator": f"decorators {', '.join(proto.entry_decorators)} in {', '.join(proto.entry_modules)}"
+                }.get(proto.entry_kind, f"tables {', '.join(proto.registry_variables)} in {proto.registry_module}")
+        raise UsageError(f"{proto.source}: pack {proto.name} finds no entry class in this tree although its setter "
+                         f"{proto.setter} occurs in {len(mentioning)} module(s) ({where}): its entry rule ({rule}) "
+                         "matches nothing here")
 
 
 def with_alternatives(tracer: ChainTracer, model: ModelResult, registered: str,
@@ -285,6 +372,22 @@ def stale_tag_findings(proto: Protocol, models: Sequence[ModelResult], sites: Se
 
 def input_error_finding(problem: InputProblem) -> Finding:
     return finding("input-error", "", file=problem.path, line=problem.line, reason=problem.reason)
+
+
+def without_draft_heads(findings: Sequence[Finding], drafts: set[str]) -> list[Finding]:
+    """An error or a warning never lists a draft head among the classes it affects (the runner
+    never calls the setter on one: its copy of the finding is info, kept on the draft's row)."""
+    if not drafts:
+        return list(findings)
+    cleaned = []
+    for f in findings:
+        if f.severity != "info" and drafts & {f.entry, *f.entries}:
+            targets = tuple(e for e in f.entries if e not in drafts)
+            entry = f.entry if f.entry not in drafts else (targets[0] if targets else f.entry)
+            if targets or (f.entry and f.entry not in drafts):
+                f = dataclasses.replace(f, entry=entry, entries=targets)
+        cleaned.append(f)
+    return cleaned
 
 
 def deduplicate(findings: Sequence[Finding]) -> list[Finding]:

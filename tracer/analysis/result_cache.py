@@ -49,11 +49,12 @@ def _key(path: str | Path, packs: Sequence[Protocol]) -> str:
 
 
 def scan_memoised(path: str | Path, packs: Sequence[Protocol], cache_dir: str | Path | None = None,
-                  use_cache: bool = True, jobs: int = 0) -> ScanResult:
-    """The scan result, from the whole-result cache when nothing in scope changed."""
+                  use_cache: bool = True, jobs: int = 0, plugins: Sequence[str] = ()) -> ScanResult:
+    """The scan result, from the whole-result cache when nothing in scope changed (not with
+    plugins: the key covers the host's files only; the chain memo still serves them)."""
     started = time.perf_counter()
-    if not use_cache:
-        return scan(path, packs, cache_dir, False, jobs).result
+    if not use_cache or plugins:
+        return scan(path, packs, cache_dir, use_cache, jobs, plugins).result
     cache = summary_cache(cache_dir, True)
     key = _key(path, packs)
     stored = cache.get_json(key)

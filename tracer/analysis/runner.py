@@ -114,7 +114,8 @@ class RunnerAnalysis:
                 capture_lines = [c.line for c in fn.calls if self._is_capture_call(
                     c.func, f"{module}.{owner}.{c.func.rpartition('.')[2]}")]
                 before = bool(capture_lines) and call.line < min(capture_lines)
-            sites.append(CallSite(proto.name, caller, self._path(module), call.line, call.col, passes, before, order))
+            sites.append(CallSite(proto.name, caller, self._path(module), call.line, call.col, passes, before, order,
+                                  capture_at is not None))
         sites.sort(key=lambda s: (s.order is None, s.order or 0, s.file, s.line))
         for site in sites:
             if not site.passes_ids:

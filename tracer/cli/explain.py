@@ -41,5 +41,6 @@ def explain_command(packs: PackOptions, path: str, target_config: str, draft_con
     if model is None:
         raise UsageError(f"no {outcome['protocol']} entry class matches {outcome['entry']}")
     click.echo(json.dumps(outcome, indent=2, default=str) if fmt == "json" else format_explanation(outcome))
-    if any(f["severity"] == "error" for f in outcome["findings"]):
-        sys.exit(1)
+    scan = outcome.get("scan") or {}
+    if any(f["severity"] == "error" for f in outcome["findings"]) or scan.get("verdict") in ("broken", "missing"):
+        sys.exit(1)  # the scan's verdict counts too: a model without the setter cannot start with this draft

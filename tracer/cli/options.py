@@ -22,9 +22,13 @@ class PackOptions:
     cache_dir: str | None
     no_cache: bool
     jobs: int
+    package: str = ""  # --package NAME: the framework package is called NAME (a fork)
+    replace_builtin: bool = False  # --replace-builtin: a --rules pack may take a built-in pack's name
+    plugins: tuple[str, ...] = ()  # --plugin PATH: plugins of the host framework, read with it
 
     def packs(self) -> list[Protocol]:
-        return load_protocols(list(self.protocols) or None, list(self.rule_files))
+        return load_protocols(list(self.protocols) or None, list(self.rule_files), self.replace_builtin,
+                              self.package)
 
     @property
     def use_cache(self) -> bool:
@@ -38,6 +42,14 @@ def pack_options(func: F) -> F:
                      help="Protocol pack to apply (repeatable; default: all that fit the tree)."),
         click.option("--rules", "rule_files", multiple=True, type=click.Path(dir_okay=False),
                      help="Extra protocol pack (TOML) to load."),
+        click.option("--replace-builtin", is_flag=True,
+                     help="A --rules pack with a built-in pack's name replaces it (else that is an error)."),
+        click.option("--package", "package", default=None, metavar="NAME",
+                     help="The framework's package is called NAME (a fork under another name; "
+                          "default: found by the tree's structure)."),
+        click.option("--plugin", "plugins", multiple=True, type=click.Path(exists=True, file_okay=False),
+                     help="A plugin of the framework (its checkout or unpacked wheel), read with the tree: its "
+                          "model registrations, runner subclasses and patches count (repeatable)."),
         click.option("--cache-dir", type=click.Path(file_okay=False),
                      help="Summary cache (default $TRACER_CACHE_DIR, else $XDG_CACHE_HOME/tracer or ~/.cache/tracer)."),
         click.option("--no-cache", is_flag=True, help="Do not read or write the summary cache."),
@@ -45,8 +57,10 @@ def pack_options(func: F) -> F:
                      help="Parallel parser processes (default: CPU count)."),
     ]
 
-    def wrapper(protocols, rule_files, cache_dir, no_cache, jobs, **kwargs):  # type: ignore[no-untyped-def]
-        return func(packs=PackOptions(tuple(protocols), tuple(rule_files), cache_dir, no_cache, jobs or 0), **kwargs)
+    def wrapper(protocols, rule_files, replace_builtin, package, plugins, cache_dir, no_cache,  # type: ignore[no-untyped-def]
+                jobs, **kwargs):
+        return func(packs=PackOptions(tuple(protocols), tuple(rule_files), cache_dir, no_cache, jobs or 0,
+                                      package or "", replace_builtin, tuple(plugins)), **kwargs)
 
     functools.update_wrapper(wrapper, func)  # keeps the options already declared (__click_params__)
     del wrapper.__wrapped__  # type: ignore[attr-defined]  # click must see the wrapper's own signature
@@ -103,7 +117,8 @@ class RuleOptions:
         for note in config.notes:
             click.echo(f"tracer: {note}", err=True)
         if packs is not None:
-            config = merge(config, packs.protocols, packs.rule_files, fail_on)
+            config = merge(config, packs.protocols, packs.rule_files, fail_on, package=packs.package,
+                           replace_builtin=packs.replace_builtin, plugins=packs.plugins)
         elif fail_on:
             config = merge(config, fail_on=fail_on)
         selection = resolve([Layer(config.select, config.ignore, config.extend_select),
@@ -117,7 +132,8 @@ class Settings:
     selection: Any  # tracer.checks.selection.Selection
 
     def packs(self) -> list[Protocol]:
-        return load_protocols(list(self.config.protocols) or None, list(self.config.rules))
+        return load_protocols(list(self.config.protocols) or None, list(self.config.rules),
+                              self.config.replace_builtin, self.config.package)
 
     def narrow(self, result: Any) -> Any:
         """A ScanResult with only the selected rules' findings, outside the excluded files."""

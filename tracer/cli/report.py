@@ -44,7 +44,8 @@ def _load_scan(path: str | None, scan_file: str | None, packs: PackOptions, rule
     assert path is not None
     settings = rules.settings(path, packs)
     with progress(f"tracer: scanning {Path(path).name or path}", quiet):
-        result = scan_memoised(path, settings.packs(), packs.cache_dir, packs.use_cache, packs.jobs)
+        result = scan_memoised(path, settings.packs(), packs.cache_dir, packs.use_cache, packs.jobs,
+                               settings.config.plugins)
     return settings.narrow(apply_suppressions(result))
 
 

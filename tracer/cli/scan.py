@@ -66,7 +66,8 @@ def scan_command(packs: PackOptions, rules: RuleOptions, path: str, fmt: str, fa
         fixes = scan_fix(path, packs, settings, unsafe_fixes, diff, quiet, fmt, out_file,
                          (target_config, draft_config, draft_framework))
     with progress(f"tracer: scanning {Path(path).name or path}", quiet):
-        result = scan_memoised(path, protocols, packs.cache_dir, packs.use_cache, packs.jobs)
+        result = scan_memoised(path, protocols, packs.cache_dir, packs.use_cache, packs.jobs,
+                               settings.config.plugins)
         result = apply_suppressions(result)
         if target_config and draft_config:
             from tracer.effective.annotate import annotate_scan

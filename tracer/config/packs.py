@@ -66,6 +66,7 @@ KEYS: dict[str, tuple[str, type, bool]] = {
     "runner.graph_capture_calls": ("graph_capture_calls", list, False),
     "runner.graph_capture_classes": ("graph_capture_classes", list, False),
     "runner.fallback_calls": ("runner_fallback_calls", list, False),
+    "runner.external_runtimes": ("external_runtimes", list, False),
     "defaults.methods": ("default_methods", list, False),
     "fallback.description": ("fallback_description", str, False),
     "fallback.logging_calls": ("logging_calls", list, False),
@@ -93,6 +94,10 @@ KEYS: dict[str, tuple[str, type, bool]] = {
     "effective.pp_indices_function": ("pp_indices_function", str, False),
     "effective.pp_group_expressions": ("pp_group_expressions", list, False),
     "effective.assume_false": ("assume_false", list, False),
+    "plugin.entry_points": ("plugin_entry_points", list, False),
+    "plugin.registration_calls": ("registration_calls", list, False),
+    "plugin.draft_architectures": ("plugin_draft_architectures", list, False),
+    "plugin.runner_roots": ("plugin_runner_roots", list, False),
 }
 ENTRY_KINDS = ("module-variable", "registry-dict", "registry-update", "decorator")
 _TABLES = {key.split(".")[0] for key in KEYS if "." in key}
@@ -177,9 +182,13 @@ def _read_pack(path: str) -> str:
 
 
 def load_protocols(names: list[str] | None = None, extra_files: list[str] | None = None,
-                   replace_builtin: bool = False) -> list[Protocol]:
+                   replace_builtin: bool = False, package: str = "") -> list[Protocol]:
     """Built-in packs plus ``--rules`` files, filtered by ``--protocol`` names. An
-    extra pack with a built-in pack's name is an error unless ``replace_builtin``."""
+    extra pack with a built-in pack's name is an error unless ``replace_builtin``.
+    ``package`` (``--package NAME``): the tree's framework package is called NAME (a fork):
+    every pack's module paths are relocated to it."""
+    if package and not all(part.isidentifier() for part in package.split(".")):
+        raise ProtocolError(f"--package {package!r}: not a Python package name")
     packs = builtin_protocols()
     builtin = {p.name for p in packs}
     for path in extra_files or []:
@@ -194,4 +203,4 @@ def load_protocols(names: list[str] | None = None, extra_files: list[str] | None
         if unknown:
             raise ProtocolError(f"unknown protocol {', '.join(unknown)} (known: {', '.join(sorted(known))})")
         packs = [known[n] for n in names]
-    return packs
+    return [p.relocated(package) for p in packs] if package else packs

@@ -9,6 +9,8 @@
     select = ["ALL"]                       # rules reported, by slug or prefix (ruff's way; default all)
     ignore = ["silent-fallback"]           # rules never reported
     extend-select = ["missing-setter"]     # added to select; an info rule named here is printed
+    package = "myfork"                     # the framework package's name in a fork (as --package)
+    plugins = ["../vllm-ascend"]           # plugins read with the tree (as --plugin; inside the repository)
 
 The repository root's pyproject.toml is read first; SGLang keeps its package
 metadata in python/pyproject.toml, so a [tool.tracer] table there is used when
@@ -37,7 +39,7 @@ else:  # pragma: no cover
 FAIL_ON = ("error", "warning", "info", "never")
 DEFAULT_BASELINE = ".tracer-baseline.json"
 KNOWN_KEYS = {"protocols", "rules", "fail-on", "fail_on", "exclude", "baseline", "select", "ignore",
-              "extend-select", "extend_select"}
+              "extend-select", "extend_select", "package", "plugins"}
 
 
 @dataclass(frozen=True)
@@ -50,6 +52,9 @@ class LintConfig:
     select: tuple[str, ...] | None = None  # rule selectors (slug or prefix, "ALL"); None: every rule
     ignore: tuple[str, ...] = ()
     extend_select: tuple[str, ...] = ()
+    package: str = ""  # the framework package's name in a fork (--package)
+    replace_builtin: bool = False  # --replace-builtin (command line only)
+    plugins: tuple[str, ...] = ()  # plugin folders (absolute), as --plugin
     source: str = ""  # the pyproject.toml it came from ("" when none)
     notes: tuple[str, ...] = field(default=())  # unknown keys and the like, said once on stderr
 
@@ -161,7 +166,12 @@ def _from_table(table: dict, where: Path, root: Path | None = None) -> LintConfi
     notes = tuple(f"{where}: [tool.tracer] ignores unknown key {key!r}" for key in sorted(set(table) - KNOWN_KEYS))
     select = strings("select") if "select" in table else None
     extend_select = strings("extend-select") or strings("extend_select")
+    package = table.get("package", "")
+    if not isinstance(package, str):
+        raise UsageError(f"{where}: [tool.tracer] package must be a string")
     return LintConfig(
+        package=package,
+        plugins=tuple(_inside(base / p, root, where, "plugins") for p in strings("plugins")),
         protocols=strings("protocols"),
         rules=tuple(_inside(base / r, root, where, "rules") for r in strings("rules")),
         fail_on=fail_on,
@@ -176,10 +186,14 @@ def _from_table(table: dict, where: Path, root: Path | None = None) -> LintConfi
 
 
 def merge(config: LintConfig, protocols=(), rules=(), fail_on: str | None = None, exclude=(),
-          baseline: str | None = None) -> LintConfig:
+          baseline: str | None = None, package: str = "", replace_builtin: bool = False,
+          plugins=()) -> LintConfig:
     """The command line wins: a given option replaces the pyproject value (lists are not appended)."""
     return replace(
         config,
+        plugins=tuple(str(Path(p).resolve()) for p in plugins) or config.plugins,
+        package=package or config.package,
+        replace_builtin=replace_builtin or config.replace_builtin,
         protocols=tuple(protocols) or config.protocols,
         rules=tuple(str(Path(r).resolve()) for r in rules) or config.rules,
         fail_on=fail_on or config.fail_on,

@@ -76,6 +76,9 @@ def explain(result: ScanResult, packs: Sequence[Protocol], target_path: str | Pa
     from tracer.effective.configs import read_config_json
 
     draft_raw, architectures = read_config_json(draft_path, "draft config")
+    if result.framework.fork_of:  # a fork: the packs as the scan relocated them
+        packs = [p.relocated(result.framework.package_root) if p.framework == result.framework.name else p
+                 for p in packs]
     proto = pick_protocol(result, packs, draft_raw, architectures, protocol)
     origin = origin_pack(draft_framework, packs, proto, architectures) if draft_framework else None
     target, draft = load_configs(proto, target_path, draft_path)
@@ -86,7 +89,24 @@ def explain(result: ScanResult, packs: Sequence[Protocol], target_path: str | Pa
     outcome = explain_model(Sources(project, resolver), model, result.call_sites, target, draft, proto, pp=pp,
                             origin=origin)
     outcome["protocol"] = proto.name
+    outcome["scan"] = scan_says(model, result, proto)
     return model, outcome
+
+
+def scan_says(model: ModelResult, result: ScanResult, proto: Protocol) -> dict[str, Any]:
+    """What the scan found for this model, so explain never contradicts it: its verdict, why,
+    its own findings, and for a model without the setter where start-up fails (the runner's
+    calls of the setter)."""
+    said: dict[str, Any] = {"verdict": model.verdict, "reason": model.reason,
+                            "findings": [{"slug": f.slug, "severity": f.severity, "file": f.file, "line": f.line,
+                                          "message": f.message} for f in model.findings if f.severity != "info"]}
+    if model.graph_capture is not None:
+        said["graph_capture"] = model.graph_capture
+        said["graph_capture_site"] = model.graph_capture_site
+    if model.verdict == "missing":
+        said["fails_at"] = [f"{s.file}:{s.line}" for s in result.call_sites
+                            if s.protocol == proto.name and s.passes_ids]
+    return said
 
 
 def annotate_scan(result: ScanResult, packs: Sequence[Protocol], target_path: str | Path, draft_path: str | Path,

@@ -146,3 +146,39 @@ def _string(node: ast.expr, constants: dict[str, str]) -> str:
         left, right = _string(node.left, constants), _string(node.right, constants)
         return left + right if left and right else ""
     return ""
+
+
+def read_registration_calls(text: str, calls: tuple[str, ...]) -> list[RegistryEntry]:
+    """Rows a plugin registers at run time: ``ModelRegistry.register_model("Arch", "pkg.mod:Class")``
+    anywhere in the module (inside the plugin's ``register()`` function, usually), the class as
+    ``"module:Class"`` or ``"module.Class"``. A call whose arguments are not literal strings (a class
+    object, a name) is not read statically and gives no row."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return []
+    found: list[RegistryEntry] = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call) or len(node.args) < 2:
+            continue
+        dotted = _dotted(node.func)
+        if not any(dotted == c or dotted.endswith("." + c) or c.endswith("." + dotted) for c in calls):
+            continue
+        arch, target = _string(node.args[0], {}), _string(node.args[1], {})
+        if not arch or not target:
+            continue
+        module, sep, class_name = target.partition(":")
+        if not sep:
+            module, _, class_name = target.rpartition(".")
+        if module and class_name:
+            found.append(RegistryEntry(arch, module, class_name, node.lineno))
+    return found
+
+
+def _dotted(node: ast.expr) -> str:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        inner = _dotted(node.value)
+        return f"{inner}.{node.attr}" if inner else ""
+    return ""

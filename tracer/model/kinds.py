@@ -15,12 +15,17 @@ Severity = Literal["error", "warning", "info"]
 # hop where tracing stopped (or, with a finding, where the chain breaks).
 HopKind = Literal["setter", "delegate", "write", "read", "unresolved"]
 FailOn = Literal["error", "warning", "info", "never"]
+# What replayed CUDA graphs capture for a target model, from the runner walk: configured
+# (the configured ids reach the setter before graph capture), fallback (graphs are captured
+# before that, or the ids are dropped), no-graphs (the runner captures none), unknown.
+GraphCapture = Literal["configured", "fallback", "no-graphs", "unknown"]
 
 VERDICTS: tuple[Verdict, ...] = get_args(Verdict)
 CHAIN_VERDICTS: tuple[ChainVerdict, ...] = get_args(ChainVerdict)
 SEVERITIES: tuple[Severity, ...] = get_args(Severity)
 HOP_KINDS: tuple[HopKind, ...] = get_args(HopKind)
 FAIL_ON: tuple[FailOn, ...] = get_args(FailOn)
+GRAPH_CAPTURES: tuple[GraphCapture, ...] = get_args(GraphCapture)
 
 SEVERITY_ORDER: dict[str, int] = {"info": 0, "warning": 1, "error": 2}
 

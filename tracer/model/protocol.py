@@ -8,9 +8,16 @@ holds a framework's name: everything framework-specific is here.
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 import functools
 from dataclasses import dataclass
+
+# The fields that hold module paths. A pack writes them from its framework's package
+# ("vllm.model_executor.models.registry"), but they are relative to it: a fork under
+# another package name gets them relocated (Protocol.relocated), and needs no pack edit.
+MODULE_FIELDS = ("entry_modules", "registry_module", "registry_package", "runner_modules", "runner_roots",
+                 "pp_indices_function")
 
 
 @dataclass(frozen=True)
@@ -61,6 +68,9 @@ class Protocol:
     default_methods: tuple[str, ...] = ()  # methods giving a model's default layers
     # functions the runner calls to guess layer ids when the draft names none (silent-fallback)
     runner_fallback_calls: tuple[str, ...] = ()
+    # "platform=package@module": that platform's runner lives in another distribution (package),
+    # which the tree's module hands the platform to; the output says the sites shown do not run there
+    external_runtimes: tuple[str, ...] = ()
     # fallback
     fallback_description: str = ""
     logging_calls: tuple[str, ...] = ()  # callee names (or their first part) that count as logging
@@ -98,6 +108,55 @@ class Protocol:
     pp_group_expressions: tuple[str, ...] = ()
     assume_false: tuple[str, ...] = ()  # expressions taken as False when evaluating the capture loop
 
+    fork_of: str = ""  # the package the pack was written for, when relocated to a fork's
+    # plugins (scan --plugin): what a plugin's metadata declares (entry-point groups), the calls
+    # that register a model at run time (`ModelRegistry.register_model("Arch", "mod:Class")`),
+    # the architectures such a call registers as draft heads, and the plugin's runner roots
+    # (fnmatch over "module.Class.method"; they replace the host's: the platform's worker runs)
+    plugin_entry_points: tuple[str, ...] = ()
+    registration_calls: tuple[str, ...] = ()
+    plugin_draft_architectures: tuple[str, ...] = ()
+    plugin_runner_roots: tuple[str, ...] = ()
+    plugin_packages: tuple[str, ...] = ()  # set by the scan: the packages the plugins add
+
+    def with_plugins(self, packages: tuple[str, ...]) -> Protocol:
+        """This pack over the host and its plugins' packages: they are in scope, and their
+        modules are runner modules (a plugin's runner subclasses are walked)."""
+        if not packages:
+            return self
+        return dataclasses.replace(self, plugin_packages=packages,
+                                   runner_modules=self.runner_modules + tuple(f"{p}.*" for p in packages))
+
+    def in_plugin(self, module: str) -> bool:
+        return any(module == p or module.startswith(p + ".") for p in self.plugin_packages)
+
+    def relocated(self, package: str) -> Protocol:
+        """This pack for a tree whose framework package is called ``package`` (a fork): every
+        module path moves from the pack's package to it; markers too."""
+        if not package or package == self.package:
+            return self
+        old = self.package
+
+        def move(value: str) -> str:
+            return package + value[len(old):] if value == old or value.startswith(old + ".") else value
+
+        def move_marker(marker: str) -> str:
+            return "/".join(package if part == old else part for part in marker.split("/"))
+        changes: dict[str, object] = {}
+        for name in MODULE_FIELDS:
+            value = getattr(self, name)
+            changes[name] = move(value) if isinstance(value, str) else tuple(move(v) for v in value)
+        changes["external_runtimes"] = tuple(f"{spec.partition('@')[0]}@{move(spec.partition('@')[2])}"
+                                             for spec in self.external_runtimes)
+        return dataclasses.replace(self, package=package, fork_of=self.fork_of or old,
+                                   markers=tuple(move_marker(m) for m in self.markers), **changes)  # type: ignore[arg-type]
+
+    @property
+    def inner_markers(self) -> tuple[str, ...]:
+        """Markers written from inside the framework's package ("model_executor/models"): what
+        a fork under another name still holds."""
+        return tuple(m for m in self.markers if self.package not in m.split("/"))
+
     def is_entry_module(self, module: str) -> bool:
         return any(fnmatch.fnmatchcase(module, pat) for pat in self.entry_modules)
 
@@ -124,7 +183,8 @@ class Protocol:
     def scope(self) -> str:
         """The package all entry and runner modules share ("sglang.srt"); a scan
         reads only modules inside it. "" means everything."""
-        prefixes = [p.split("*")[0].rstrip(".").split(".") for p in self.entry_modules + self.runner_modules]
+        prefixes = [p.split("*")[0].rstrip(".").split(".") for p in self.entry_modules + self.runner_modules
+                    if not self.in_plugin(p.split("*")[0].rstrip("."))]  # a plugin's are in scope apart
         if self.registry_module:
             prefixes.append(self.registry_module.split("."))
         if not prefixes:
@@ -138,7 +198,7 @@ class Protocol:
 
     def in_scope(self, module: str) -> bool:
         scope = self.scope
-        return not scope or module == scope or module.startswith(scope + ".")
+        return not scope or module == scope or module.startswith(scope + ".") or self.in_plugin(module)
 
     @property
     def tokens(self) -> tuple[str, ...]:

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tracer.model.findings import Finding
-from tracer.model.kinds import ChainVerdict, HopKind, Verdict
+from tracer.model.kinds import ChainVerdict, GraphCapture, HopKind, Verdict
 
 
 @dataclass(frozen=True)
@@ -66,6 +66,10 @@ class ModelResult:
     graph_layers: tuple[int, ...] | None = None
     explanation: Mapping[str, Any] | None = None  # explain's full result (its JSON shape)
     extra_slugs: tuple[str, ...] = ()  # slugs a scan JSON lists for the model without their finding
+    # What replayed CUDA graphs capture (the runner walk's answer; None on missing and draft rows)
+    # and the call site that decides it ("file:line", "" when none does).
+    graph_capture: GraphCapture | None = None
+    graph_capture_site: str = ""
 
     @property
     def slugs(self) -> tuple[str, ...]:
@@ -82,6 +86,7 @@ class CallSite:
     passes_ids: bool | None  # None: not known (never from the runner walk; a hand-made site)
     before_graph_capture: bool | None
     order: int | None  # position in the start-up walk; None when not reached
+    graph_capture_reached: bool | None = None  # the start-up walk reached a CUDA-graph capture (None: not known)
 
 
 @dataclass(frozen=True)
@@ -109,6 +114,7 @@ class Framework:
     name: str
     version: str
     package_root: str
+    fork_of: str = ""  # a fork under another package name: the package its packs were written for
 
 
 @dataclass(frozen=True)
@@ -124,3 +130,5 @@ class ScanResult:
     absent_protocols: tuple[str, ...] = ()  # packs whose setter this release never mentions
     suppressed: tuple[Finding, ...] = ()  # findings an inline `# tracer: ignore` removed
     tool_version: str = ""
+    # what the reader must know beside the verdicts (a platform whose runner lives outside the tree)
+    notes: tuple[str, ...] = ()

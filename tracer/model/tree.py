@@ -13,6 +13,7 @@ class Layout:
     package: str  # "sglang"
     version: str  # "0.5.23" or "" when unknown
     framework: str
+    fork_of: str = ""  # the pack's package when the tree is a fork under another name ("vllm")
 
 
 @dataclass(frozen=True)

@@ -37,7 +37,18 @@ def format_explanation(result: dict[str, Any]) -> str:
             outputs = [i + shift - 1 for i in result["requested_ids"]]
             lines.append(f"  draft asks for the hidden states entering layers {result['requested_ids']}, the outputs of "
                          f"layers {outputs} (from `{result['ids_key']}`)")
-    if result.get("ids_written_by"):
+    scan = result.get("scan") or {}
+    if scan.get("verdict") in ("missing", "broken", "unknown"):  # what the scan says comes first
+        where = ", ".join(scan.get("fails_at") or [])
+        tail = f": start-up fails where the runner calls it ({where})" if scan["verdict"] == "missing" and where else ""
+        lines.append(f"  scan: {scan['verdict']}: {scan.get('reason') or 'see the findings'}{tail}")
+        for f in scan.get("findings") or []:
+            lines.append(f"    {f['file']}:{f['line']}: {f['slug']} ({f['severity']}) {f['message']}")
+    elif scan.get("graph_capture") == "fallback":
+        lines.append(f"  scan: replayed CUDA graphs capture the fallback layers ({scan.get('graph_capture_site')})")
+    if scan.get("verdict") == "missing":
+        pass  # no setter: nothing of the runner's ids reaches this model
+    elif result.get("ids_written_by"):
         lines.append(f"  the target's layers come from {result['ids_written_by']}, which does not read the draft's ids")
     elif result.get("runner_ids") is None and result.get("requested_ids") is not None \
             and result.get("ids_source") != "argument":

@@ -15,7 +15,7 @@ from tracer.model.findings import Finding
 from tracer.model.results import CallSite, Hop, ModelResult, ScanResult
 from tracer.present.graphs import finding_entries, hop_problem, location, page_name
 from tracer.present.render import NO_GRAPHVIZ
-from tracer.present.text import findings_count, protocol_summary
+from tracer.present.text import GRAPH_WORDS, findings_count, graph_note, protocol_summary
 
 VERDICTS = ("ok", "broken", "unknown", "missing", "draft")
 # Matrix sort key: the worst first when sorted ascending.
@@ -226,6 +226,9 @@ def index_main(scan: ScanResult, entries: Mapping[str, Mapping[str, ModelResult]
             count += len(own)
             extra = f' <span class="n">·{len(own)}</span>' if own else ""
             tip = model.reason or verdict
+            if model.graph_capture in GRAPH_WORDS:  # what replayed CUDA graphs capture (the runner's answer)
+                tip += f"; {GRAPH_WORDS[model.graph_capture or '']}: {model.graph_capture_site}"
+                extra += f' <span class="gc">graphs: {_e(model.graph_capture)}</span>'
             cells.append(
                 f'<td class="v" data-sort="{VERDICT_RANK.get(verdict, 9)}"><a class="v-{_e(verdict)}" '
                 f'href="{_e(page)}#{_e(anchor(protocol))}" title="{_e(tip)}">{_e(verdict)}{extra}</a></td>'

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from tracer.model.findings import Finding
-from tracer.model.kinds import CHAIN_VERDICTS
+from tracer.model.kinds import CHAIN_VERDICTS, GRAPH_CAPTURES
 from tracer.model.results import (
     Alternative,
     CallSite,
@@ -76,6 +76,10 @@ def model_to_json(m: ModelResult) -> JSONDict:
         data["graph_layers"] = list(m.graph_layers)
     if m.explanation is not None:
         data["explain"] = m.explanation
+    if m.graph_capture is not None:
+        data["graph_capture"] = m.graph_capture
+        if m.graph_capture_site:
+            data["graph_capture_site"] = m.graph_capture_site
     return data
 
 
@@ -96,18 +100,22 @@ def model_from_json(d: Mapping[str, Any], findings: tuple[Finding, ...]) -> Mode
         effective_layers=tuple(effective) if isinstance(effective, list) else None,
         graph_layers=tuple(graph) if isinstance(graph, list) else None,
         explanation=d.get("explain"),
+        graph_capture=d.get("graph_capture") if d.get("graph_capture") in GRAPH_CAPTURES else None,
+        graph_capture_site=d.get("graph_capture_site") or "",
         extra_slugs=tuple(sorted(slugs - {f.slug for f in own})),
     )
 
 
 def call_site_to_json(s: CallSite) -> JSONDict:
     return {"protocol": s.protocol, "caller": s.caller, "file": s.file, "line": s.line,
-            "passes_ids": s.passes_ids, "before_graph_capture": s.before_graph_capture, "order": s.order}
+            "passes_ids": s.passes_ids, "before_graph_capture": s.before_graph_capture, "order": s.order,
+            **({} if s.graph_capture_reached is None else {"graph_capture_reached": s.graph_capture_reached})}
 
 
 def call_site_from_json(d: Mapping[str, Any]) -> CallSite:
     return CallSite(d.get("protocol") or "", d.get("caller") or "", d.get("file") or "", int(d.get("line") or 0),
-                    int(d.get("col") or 0), d.get("passes_ids"), d.get("before_graph_capture"), d.get("order"))
+                    int(d.get("col") or 0), d.get("passes_ids"), d.get("before_graph_capture"), d.get("order"),
+                    d.get("graph_capture_reached"))
 
 
 def stats_to_json(stats: ScanStats) -> JSONDict:
@@ -133,7 +141,8 @@ def to_json(result: ScanResult) -> JSONDict:
         "tool": {"name": "tracer", "version": result.tool_version},
         "root": result.root,
         "framework": {"name": result.framework.name, "version": result.framework.version,
-                      "package_root": result.framework.package_root},
+                      "package_root": result.framework.package_root,
+                      **({"fork_of": result.framework.fork_of} if result.framework.fork_of else {})},
         "protocols": list(result.protocols),
         "protocols_absent": list(result.absent_protocols),
         "models": [model_to_json(m) for m in result.models],
@@ -143,6 +152,8 @@ def to_json(result: ScanResult) -> JSONDict:
         "stats": stats_to_json(result.stats),
         "suppressed": [finding_to_json(f) for f in result.suppressed],
     }
+    if result.notes:
+        data["notes"] = list(result.notes)
     return data
 
 
@@ -159,7 +170,7 @@ def from_json(data: Any) -> ScanResult:
         return ScanResult(
             root=str(data.get("root") or ""),
             framework=Framework(framework.get("name") or "", framework.get("version") or "",
-                                framework.get("package_root") or ""),
+                                framework.get("package_root") or "", framework.get("fork_of") or ""),
             protocols=tuple(data.get("protocols") or ()),
             models=tuple(model_from_json(m, findings) for m in data.get("models") or ()),
             call_sites=tuple(call_site_from_json(s) for s in data.get("call_sites") or ()),
@@ -170,6 +181,7 @@ def from_json(data: Any) -> ScanResult:
             absent_protocols=tuple(data.get("protocols_absent") or ()),
             suppressed=tuple(finding_from_json(f, schema) for f in data.get("suppressed") or ()),
             tool_version=str((data.get("tool") or {}).get("version") or ""),
+            notes=tuple(str(n) for n in data.get("notes") or ()),
         )
     except (AttributeError, KeyError, TypeError, ValueError) as exc:
         raise ScanJsonError(f"not a tracer scan JSON ({type(exc).__name__}: {exc})") from None

@@ -273,12 +273,27 @@ def protocol_summary(scan: ScanResult, proto: str) -> str:
     targets = [m for m in models if not m.draft and m.verdict != "missing"]
     drafts = [m for m in models if m.draft and m.verdict != "missing"]
     missing = sum(1 for m in models if m.verdict == "missing")
-    parts = [f"{plural(len(targets), 'target model')} ({_counts(targets)})"]
+    parts = [f"{plural(len(targets), 'target model')} ({_counts(targets)})" + graph_note(targets)]
     if drafts:
         parts.append(f"{plural(len(drafts), 'draft head')} not judged (chains alone: {_counts(drafts)})")
     if missing:
         parts.append(f"{missing} without the setter")
     return "; ".join(parts)
+
+
+GRAPH_WORDS = {"fallback": "replayed CUDA graphs capture the fallback layers",
+               "no-graphs": "the runner captures no CUDA graphs"}
+
+
+def graph_note(models: Iterable[ModelResult]) -> str:
+    """` — replayed CUDA graphs capture the fallback layers: cuda_graph_runner.py:339` where the
+    runner walk says so for the judged models (the runner's answer is the same for all)."""
+    judged = [m for m in models if m.graph_capture in GRAPH_WORDS]
+    if not judged:
+        return ""
+    m = judged[0]
+    where = m.graph_capture_site.rsplit("/", 1)[-1]
+    return f" — {GRAPH_WORDS[m.graph_capture or '']}" + (f": {printable(where)}" if where else "")
 
 
 def findings_count(findings: Sequence[Finding]) -> str:
@@ -290,6 +305,8 @@ def findings_count(findings: Sequence[Finding]) -> str:
 
 def scanned_name(scan: ScanResult) -> str:
     name = " ".join(p for p in (scan.framework.name, scan.framework.version) if p)
+    if scan.framework.fork_of:
+        name += f" (fork: package `{scan.framework.package_root}`)"
     return name or "the tree"
 
 
@@ -305,6 +322,8 @@ def summary_lines(scan: ScanResult, shown: Sequence[Finding], options: TextOptio
         lines.append(f"  {(proto + ':').ljust(width + 1)} {protocol_summary(scan, proto)}")
     for proto in scan.absent_protocols:
         lines.append(f"  {(proto + ':').ljust(width + 1)} not in this release (its setter is never mentioned)")
+    for note in scan.notes:
+        lines.append(f"  note: {printable(note)}")
     if any(m.verdict == "draft" for m in scan.models):
         lines.append("  Draft heads are not judged: the runner never calls the setter on a draft worker "
                      "(their findings are info).")
