@@ -41,7 +41,12 @@ KNOWN = {
     "trtllm-hook-never-called": (5, "nn.ModuleList elements and generic bases are not typed by the solver"),
     "trtllm-kwargs-swallowed": (1, "generic bases are not typed by the solver"),
     "trtllm-ok": (5, "nn.ModuleList elements and generic bases are not typed by the solver"),
-    "vllm-registries": (2, "the mixin setter is reached through get_language_model() (a pack's method_values)"),
+    "vllm-registries": (2, "the mixin setter is reached through getattr(parent_ref, 'model', parent_ref) after "
+                           "get_language_model() (a pack's method_values)"),
+    "registry-aliases": (12, "the vLLM mixin setter's getattr holder, as vllm-registries; the alias modules' "
+                             "classes (a PEP 562 __getattr__, a platform if) have no forward the graph binds"),
+    "plugin-overlay": (3, "the vLLM mixin setter's getattr holder; the plugin's runner receiver is not seeded "
+                          "(a registry-dict pack)"),
 }
 
 

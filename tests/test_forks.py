@@ -90,7 +90,7 @@ def test_summary_and_matrix_say_graphs_replay_the_fallback(tmp_path):
     """The ok rows of a runner that captures graphs before the ids are not plain ok: the
     summary line and the report's matrix say so, with the call that decides it."""
     context = scan_tree(EXAMPLES / "call-order", ["sglang-eagle3"], cache_dir=tmp_path)
-    text = format_text(context.result, TextOptions(quiet=True))
+    text = format_text(context.result, TextOptions())  # (-q prints the findings alone: no summary)
     line = next(x for x in text.splitlines() if x.strip().startswith("sglang-eagle3:"))
     assert "2 target models (2 ok) — replayed CUDA graphs capture the fallback layers: cuda_graph_runner.py:27" in line
     out = tracer("report", str(EXAMPLES / "call-order"), "-o", str(tmp_path / "report"), "--protocol", "sglang-eagle3",
@@ -396,7 +396,7 @@ def test_plugin_registrations_and_runner_subclass(tmp_path):
     out = tracer("scan", str(OVERLAY), "--plugin", str(OVERLAY / "plugin"), "--protocol", "vllm-eagle3",
                  "--cache-dir", str(tmp_path))
     assert out.returncode == 1, out.stderr
-    assert ("plugin/npu_plugin/worker/model_runner.py:10:9: ids-dropped [error] NPUModelRunner.load_model calls "
+    assert ("plugin/npu_plugin/worker/model_runner.py:10:9: ids-dropped [error] vllm-eagle3: NPUModelRunner.load_model calls "
             "set_aux_hidden_state_layers(get_eagle3_default_aux_hidden_state_layers())") in out.stdout
     assert ("vllm-eagle3: 1 target model (1 ok) — replayed CUDA graphs capture the fallback layers: "
             "model_runner.py:10; 1 without the setter") in out.stdout

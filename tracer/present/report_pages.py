@@ -15,7 +15,7 @@ from tracer.model.findings import Finding
 from tracer.model.results import CallSite, Hop, ModelResult, ScanResult
 from tracer.present.graphs import finding_entries, hop_problem, location, page_name
 from tracer.present.render import NO_GRAPHVIZ
-from tracer.present.text import GRAPH_WORDS, findings_count, graph_note, protocol_summary
+from tracer.present.text import GRAPH_WORDS, findings_count, protocol_summary
 
 VERDICTS = ("ok", "broken", "unknown", "missing", "draft")
 # Matrix sort key: the worst first when sorted ascending.
