@@ -405,3 +405,79 @@ def test_git_filters_of_the_checkout_never_run(pr_repo, tmp_path):
         done = run("lint", "--cache-dir", str(tmp_path / f"cache{len(args)}"), *args, cwd=pr_repo)
         assert done.returncode in (0, 1), done.stderr
     assert not marker.exists(), "a filter of the checkout ran"
+
+
+# -- python -m from inside the checkout (round two) ----------------------------------------------
+
+SHADOW = "import os, pathlib\npathlib.Path(os.environ['TRACER_MARKER'], {name!r}).write_text('ran')\n"
+
+
+def _imported_modules(stderr: str) -> set[str]:
+    """Top-level names of every module a run imported (``-X importtime`` lines)."""
+    names = set()
+    for line in stderr.splitlines():
+        if line.startswith("import time:") and "|" in line:
+            name = line.rsplit("|", 1)[1].strip()
+            if name and not name.startswith("import time"):
+                names.add(name.split(".")[0])
+    return names
+
+
+def _loaded_before_tracer(folder: Path) -> set[str]:
+    """What Python itself imports before a ``-m`` package's first line runs (start-up, site,
+    runpy): no code of tracer's can keep those from the working folder (``-P`` can)."""
+    probe = folder / "probe_before"
+    probe.mkdir()
+    (probe / "__init__.py").write_text("import sys\nprint(' '.join(sorted(sys.modules)))\n")
+    (probe / "__main__.py").write_text("")
+    done = subprocess.run([sys.executable, "-m", "probe_before"], cwd=folder, capture_output=True, text=True,
+                          timeout=60, check=True)
+    shutil.rmtree(probe)
+    return {name.split(".")[0] for name in done.stdout.split()}
+
+
+def test_python_dash_m_never_runs_a_module_the_checkout_ships(tmp_path):
+    """A checkout shipping `signal.py` (and a module named like every other stdlib or dependency
+    module tracer imports once started) is scanned, linted, graphed, explained and reported
+    with `python -m tracer` run from inside it: none of them runs."""
+    repo = tmp_path / "repo"
+    shutil.copytree(OK / "sglang", repo / "sglang", ignore=shutil.ignore_patterns("__pycache__"))
+    configs = tmp_path / "configs"
+    (configs / "t").mkdir(parents=True)
+    (configs / "d").mkdir()
+    (configs / "t" / "config.json").write_text(json.dumps(
+        {"architectures": ["Qwen2ForCausalLM"], "num_hidden_layers": 28, "hidden_size": 64}))
+    (configs / "d" / "config.json").write_text(json.dumps(
+        {"architectures": ["LlamaForCausalLMEagle3"], "eagle_config": {"eagle_aux_hidden_state_layer_ids": [1, 13]}}))
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "base")
+    model = repo / QWEN2
+    model.write_text(model.read_text().replace(GOOD_WRITE, BAD_WRITE))
+    cache = str(tmp_path / "cache")
+    commands = [
+        ["scan", ".", "--format", "sarif", "--cache-dir", cache],
+        ["lint", "--format", "json", "--cache-dir", cache],
+        ["graph", ".", "--all", "--format", "dot", "--cache-dir", cache],
+        ["explain", ".", "--target-config", str(configs / "t"), "--draft-config", str(configs / "d")],
+        ["report", ".", "-o", str(tmp_path / "report"), "--cache-dir", cache],
+    ]
+    marker = tmp_path / "marker"
+    marker.mkdir()
+    env = {"TRACER_MARKER": str(marker), "TRACER_CACHE_DIR": cache}
+    imported: set[str] = {"signal"}
+    for command in commands:  # what tracer imports, as measured (so a new import is covered too)
+        done = subprocess.run([sys.executable, "-X", "importtime", "-m", "tracer", *command], cwd=repo,
+                              capture_output=True, text=True, timeout=240,
+                              env=dict(os.environ, PYTHONPATH=str(REPO), **env))
+        assert done.returncode in (0, 1), (command, done.stderr[-2000:])
+        imported |= _imported_modules(done.stderr)
+    shadowed = sorted(imported - _loaded_before_tracer(tmp_path) - {"tracer", "__main__"})
+    assert "signal" in shadowed and "click" in shadowed and "libcst" in shadowed, shadowed
+    for name in shadowed:
+        (repo / f"{name}.py").write_text(SHADOW.format(name=name))
+    for command in commands:
+        done = run(*command, cwd=repo, env=env)
+        assert done.returncode in (0, 1), (command, done.stderr[-2000:])
+        assert not list(marker.iterdir()), (command, sorted(p.name for p in marker.iterdir()))
+    assert len(shadowed) > 40

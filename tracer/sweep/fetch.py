@@ -47,7 +47,7 @@ def _is_prerelease(version: str) -> bool:
 
 def available_versions(package: str, cache: Path) -> tuple[list[str], str]:
     """Versions on the index (pip index versions), else those already cached."""
-    cmd = [sys.executable, "-m", "pip", "index", "versions", package, "--disable-pip-version-check"]
+    cmd = [sys.executable, "-P", "-m", "pip", "index", "versions", package, "--disable-pip-version-check"]
     try:
         out = subprocess.run(cmd, capture_output=True, text=True, timeout=120, check=False)
         match = re.search(r"Available versions:\s*(.+)", out.stdout)
@@ -89,7 +89,7 @@ def download(package: str, version: str, wheels: Path) -> tuple[str, str]:
     wheels.mkdir(parents=True, exist_ok=True)
     reasons = []
     # A wheel is data; pip never builds anything for --only-binary.
-    cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--disable-pip-version-check", "-q",
+    cmd = [sys.executable, "-P", "-m", "pip", "download", "--no-deps", "--disable-pip-version-check", "-q",
            "--only-binary=:all:", f"{package}=={version}", "-d", str(wheels)]
     try:
         out = subprocess.run(cmd, capture_output=True, text=True, timeout=600, check=False)
