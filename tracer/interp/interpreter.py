@@ -20,6 +20,7 @@ from typing import Any
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
+from tracer.interp import budget
 from tracer.interp.builtins import Builtins
 from tracer.interp.control import _Break, _Continue, _Raise, _Return, _Stop
 from tracer.interp.expressions import Expressions
@@ -78,7 +79,7 @@ def _bind_params(interp: Interpreter, function: cst.FunctionDef, args: Mapping[s
         if name == "self" or name == "cls":
             continue
         if name in args:
-            interp.s.locals[name] = copy.deepcopy(args[name])
+            interp.s.locals[name] = copy.deepcopy(budget.trim(args[name], name))
         elif param.default is not None:
             interp.s.locals[name] = interp.eval(param.default)
         else:
