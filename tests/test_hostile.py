@@ -481,3 +481,35 @@ def test_python_dash_m_never_runs_a_module_the_checkout_ships(tmp_path):
         assert done.returncode in (0, 1), (command, done.stderr[-2000:])
         assert not list(marker.iterdir()), (command, sorted(p.name for p in marker.iterdir()))
     assert len(shadowed) > 40
+
+
+# -- links on the output path and in the cache (round two) --------------------------------------
+
+@pytest.mark.parametrize("command", [
+    ["scan", ".", "--format", "sarif", "-o", "results/x.sarif"],
+    ["scan", ".", "--format", "json", "-o", "results/deeper/x.json"],
+    ["graph", ".", "--entry", "Qwen2ForCausalLM", "--format", "dot", "-o", "results/q.dot"],
+    ["report", ".", "-o", "results/report"],
+])
+def test_output_is_never_written_through_a_shipped_link(pr_repo, tmp_path, command):
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "keep.txt").write_text("mine")
+    (pr_repo / "results").symlink_to(elsewhere)
+    done = run(*command, "--cache-dir", str(tmp_path / "cache"), cwd=pr_repo)
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode == 2 and len(lines) == 1, done.stderr[-2000:]
+    assert lines[0].startswith("tracer: error: ") and "symbolic link" in lines[0], lines
+    assert sorted(p.name for p in elsewhere.rglob("*")) == ["keep.txt"]
+
+
+def test_cache_entries_are_never_written_through_a_link_in_the_cache(pr_repo, tmp_path):
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    (cache / "lint").symlink_to(elsewhere)
+    (cache / "callgraph").symlink_to(elsewhere)
+    code, data, _ = lint_json(pr_repo, tmp_path)
+    assert code == 1 and [f["slug"] for f in data["findings"]] == ["dead-write"]
+    assert list(elsewhere.iterdir()) == []
