@@ -204,10 +204,10 @@ import subprocess  # noqa: E402
 import sys  # noqa: E402
 
 _HOSTILE_JSON = {
-    "deep": lambda key: '{"%s": ' % key + "[" * 100_000 + "]" * 100_000 + "}",
-    "long-int": lambda key: '{"%s": %s}' % (key, "9" * 5000),
+    "deep": lambda key: f'{{"{key}": ' + "[" * 100_000 + "]" * 100_000 + "}",
+    "long-int": lambda key: f'{{"{key}": ' + "9" * 5000 + "}",
     "not-utf8": lambda key: b'{"' + key.encode() + b'": "\xff\xfe"}',
-    "not-json": lambda key: '{"%s": [1, 2,' % key,
+    "not-json": lambda key: f'{{"{key}": [1, 2,',
 }
 
 
@@ -259,7 +259,7 @@ _ENCODINGS = ["latin-1", "cp1252", "shift_jis", "gb18030", "koi8-r", "raw"]
 def _name(encoding: str, stem: str) -> bytes:
     if encoding == "raw":
         return stem.encode() + b"\xff\xfe\x80.py"
-    return (stem + "_" + "modèle模型лист".encode("utf-8").decode("utf-8")).encode(encoding, "replace") + b".py"
+    return (stem + "_" + "modèle模型лист").encode(encoding, "replace") + b".py"
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="file names as bytes")
