@@ -358,3 +358,42 @@ def test_zip_members_that_leave_or_are_links_are_skipped(tmp_path):
     tree = Path(unpack("sglang", "0.0.1", str(path), tmp_path / "cache"))
     assert not (tmp_path / "escape.py").exists() and not (tmp_path / "cache" / "escape.py").exists()
     assert not (tree / "sglang" / "srt" / "link.py").exists()
+
+
+def test_an_edited_file_under_a_valid_marker_is_unpacked_again(tmp_path):
+    """The marker authenticates the files under it (their digest), not only itself."""
+    wheel = _write_wheel(tmp_path / "wheels", "0.0.1", broken=False)
+    tree = Path(unpack("sglang", "0.0.1", str(wheel), tmp_path))
+    toy = tree / "sglang" / "srt" / "models" / "toy.py"
+    good = toy.read_text()
+    marker = (tree / ".tracer-unpacked").read_bytes()
+    for tamper in (lambda: toy.write_text(good.replace("layers_to_capture =", "layers_to_captur =")),
+                   lambda: (tree / "sglang" / "srt" / "models" / "extra.py").write_text("EntryClass = None\n"),
+                   lambda: toy.unlink(),
+                   lambda: (tree / "sglang" / "srt" / "models" / "lnk.py").symlink_to(toy)):
+        tamper()
+        assert (tree / ".tracer-unpacked").read_bytes() == marker  # the marker itself is still valid
+        assert Path(unpack("sglang", "0.0.1", str(wheel), tmp_path)) == tree
+        assert toy.read_text() == good
+        assert not (tree / "sglang" / "srt" / "models" / "extra.py").exists()
+        assert not (tree / "sglang" / "srt" / "models" / "lnk.py").is_symlink()
+
+
+def test_a_zip_bomb_is_refused_and_leaves_nothing_in_the_download_cache(tmp_path):
+    """A wheel of ~0.2 MB that unpacks to 120 MiB of zeros: refused past 64 MiB + 16 x the archive,
+    its partial folder and the archive removed (the cache keeps nothing of it)."""
+    wheels = tmp_path / "wheels"
+    wheels.mkdir()
+    bomb = wheels / "sglang-0.0.1-py3-none-any.whl"
+    with zipfile.ZipFile(bomb, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as zf:
+        zf.writestr("sglang/__init__.py", "")
+        for n in range(2):  # members of 60 MiB of zeros: each under the member bound
+            with zf.open(f"sglang/srt/m{n}.py", "w") as fh:
+                block = b"\0" * (1 << 20)
+                for _ in range(60):
+                    fh.write(block)
+    assert bomb.stat().st_size < 2 * 1024 * 1024
+    with pytest.raises(ValueError, match="zip bomb"):
+        unpack("sglang", "0.0.1", str(bomb), tmp_path)
+    assert not bomb.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["wheels"]
