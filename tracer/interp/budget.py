@@ -149,6 +149,24 @@ def check_replace(receiver: str, args: list) -> str | None:
     return None
 
 
+def check_method(receiver: Any, method: str, args: list, kwargs: dict) -> str | None:
+    """Why ``receiver.method(...)`` (a plain value's method) would build a value past the
+    budget, predicted before it runs: ``"ab".join(["c"] * 10**8)`` must never start."""
+    if isinstance(receiver, str):
+        if method == "join" and args:
+            return check_join(receiver, args[0])
+        if method == "replace":
+            return check_replace(receiver, args)
+        if method == "format":
+            return check_format(receiver, args, kwargs)
+        return None
+    if isinstance(receiver, list) and method in ("append", "extend", "insert"):
+        added = sum(units(a) for a in args)
+        if len(receiver) + added > MAX_UNITS:
+            return f"a list past the interpreter's budget of {MAX_UNITS:,} items"
+    return None
+
+
 def past(value: Any) -> str | None:
     """Why a value is past the budget (a range too long to list, a value too big); None when it fits."""
     if isinstance(value, range):

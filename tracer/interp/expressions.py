@@ -439,7 +439,8 @@ class Expressions(InterpreterCore):
         if any(is_unknown(a) for a in args) and method not in ("append", "extend", "insert", "get"):
             missing = next(a for a in args if is_unknown(a))
             return self.unknown(node, f"argument could not be evaluated: depends on {missing.expr}: {missing.why}")
-        too_big = self._method_past_budget(receiver, method, args, kwargs)
+        self.charge(budget.units(args) + budget.units(kwargs))
+        too_big = budget.check_method(receiver, method, args, kwargs)
         if too_big is not None:
             return self.unknown(node, too_big)
         linear = not (isinstance(receiver, list) and method in ("append", "extend"))  # the rest walk the receiver
@@ -468,24 +469,6 @@ class Expressions(InterpreterCore):
         except Exception as exc:  # noqa: BLE001
             return self.unknown(node, f"{type(exc).__name__}: {exc}")
         return _NOT_PLAIN
-
-    def _method_past_budget(self, receiver: Any, method: str, args: list, kwargs: dict) -> str | None:
-        """Why ``receiver.method(...)`` would build a value past the size budget (predicted
-        before it runs: ``"ab".join(["c"] * 10**8)`` must never start)."""
-        self.charge(budget.units(args) + budget.units(kwargs))
-        if isinstance(receiver, str):
-            if method == "join" and args:
-                return budget.check_join(receiver, args[0])
-            if method == "replace":
-                return budget.check_replace(receiver, args)
-            if method == "format":
-                return budget.check_format(receiver, args, kwargs)
-            return None
-        if isinstance(receiver, list) and method in ("append", "extend", "insert"):
-            added = sum(budget.units(a) for a in args)
-            if len(receiver) + added > budget.MAX_UNITS:
-                return f"a list past the interpreter's budget of {budget.MAX_UNITS:,} items"
-        return None
 
     def _all_known(self, node: cst.Call, values: list) -> Unknown | None:
         for value in values:

@@ -18,6 +18,7 @@ from pathlib import Path
 from tracer.model.errors import UsageError
 from tracer.safeio.auth import load_entry, store_entry
 from tracer.safeio.write import write_bytes
+from tracer.sweep.index import PipSettings, pip_settings, read_url, sdist_candidates
 
 _SPEC = re.compile(r"^\s*([A-Za-z0-9_.\-]+)\s*==\s*([^.\s][^\s]*?)\s*(?:\.\.\s*([^\s]+))?\s*$")
 
@@ -110,26 +111,29 @@ def download(package: str, version: str, wheels: Path) -> tuple[str, str]:
     return "", "; ".join(dict.fromkeys(r for r in reasons if r)) or "not downloaded"
 
 
-def fetch_sdist(package: str, version: str, wheels: Path, index: str = "https://pypi.org/pypi") -> Path:
-    """The release's .tar.gz or .zip, by PyPI's JSON API, checked against its SHA-256.
-    Fetched as a file; pip never sees it (preparing an sdist runs its setup.py)."""
-    import urllib.request
+MAX_SDIST_BYTES = 1024 * 1024 * 1024
 
-    with urllib.request.urlopen(f"{index}/{package}/{version}/json", timeout=60) as response:  # noqa: S310
-        meta = json.loads(response.read(16 * 1024 * 1024))
-    files = [u for u in meta.get("urls", []) if u.get("packagetype") == "sdist"]
-    if not files:
-        raise ValueError("no wheel for this platform and no source distribution")
-    chosen = files[0]
-    name = Path(chosen["filename"]).name
-    if not name.endswith((".tar.gz", ".zip")) or "/" in name:
-        raise ValueError(f"unexpected source distribution name {name!r}")
-    with urllib.request.urlopen(chosen["url"], timeout=600) as response:  # noqa: S310
-        data = response.read(1024 * 1024 * 1024)
-    want = (chosen.get("digests") or {}).get("sha256")
-    if want and hashlib.sha256(data).hexdigest() != want:
-        raise ValueError(f"{name}: SHA-256 does not match the index")
-    return write_bytes(wheels / name, data, wheels)  # temp + rename, never through a link
+
+def fetch_sdist(package: str, version: str, wheels: Path, settings: PipSettings | None = None) -> Path:
+    """The release's .tar.gz or .zip from the indexes pip is configured with (index URL,
+    extra index URLs, find-links, trusted hosts, proxy, CA bundle; ``no-index`` asks none),
+    checked against the SHA-256 the index gives. Fetched as a file; pip never sees it
+    (preparing an sdist runs its setup.py)."""
+    settings = settings or pip_settings()
+    candidates, problems = sdist_candidates(package, version, settings)
+    for name, url, want in candidates:
+        try:
+            data, _, _ = read_url(url, settings, MAX_SDIST_BYTES)
+        except (OSError, ValueError) as exc:
+            problems.append(f"{url}: {exc}")
+            continue
+        if want and hashlib.sha256(data).hexdigest() != want.lower():
+            problems.append(f"{name}: SHA-256 does not match the index")
+            continue
+        return write_bytes(wheels / Path(name).name, data, wheels)  # temp + rename, never through a link
+    where = ", ".join(settings.index_urls) if not settings.no_index else "no index (pip: no-index)"
+    raise ValueError(f"no wheel for this platform and no source distribution on {where}"
+                     + (f" ({'; '.join(problems[:3])})" if problems else ""))
 
 
 def _cached_archive(package: str, version: str, wheels: Path) -> Path | None:
