@@ -513,3 +513,36 @@ def test_cache_entries_are_never_written_through_a_link_in_the_cache(pr_repo, tm
     code, data, _ = lint_json(pr_repo, tmp_path)
     assert code == 1 and [f["slug"] for f in data["findings"]] == ["dead-write"]
     assert list(elsewhere.iterdir()) == []
+
+
+# -- a git submodule inside the package (round two) ------------------------------------------------
+
+def test_lint_refuses_a_submodule_inside_the_package_in_every_mode(pr_repo, tmp_path):
+    """The base revision holds a submodule's commit id, the working tree its files: the re-trace
+    saw none of its findings, --full all of them. Every mode now says the same one line."""
+    vendored = pr_repo / "sglang" / "srt" / "models" / "vendored"
+    vendored.mkdir()
+    (vendored / "__init__.py").write_text("")
+    (vendored / "extra.py").write_text(
+        "class SubForCausalLM:\n    def set_eagle3_layers_to_capture(self, layer_ids=None):\n"
+        "        self.model.layers_to_captur = layer_ids\n\n\nEntryClass = SubForCausalLM\n")
+    git(vendored, "init", "-q", "-b", "main")
+    git(vendored, "add", "-A")
+    git(vendored, "commit", "-qm", "sub")
+    sha = git(vendored, "rev-parse", "HEAD").strip()
+    git(pr_repo, "update-index", "--add", "--cacheinfo", f"160000,{sha},sglang/srt/models/vendored")
+    git(pr_repo, "commit", "-qm", "vendor a submodule")
+    answers = set()
+    for extra in ([], ["--full"], ["--base", "main"], ["--base", "main", "--full"]):
+        done = run("lint", *extra, "--cache-dir", str(tmp_path / "cache"), cwd=pr_repo)
+        lines = [line for line in done.stderr.strip().splitlines() if not line.startswith("tracer lint: ")]
+        assert done.returncode == 2 and len(lines) == 1, (extra, done.stderr[-2000:])
+        answers.add(lines[0])
+    assert len(answers) == 1 and "sglang/srt/models/vendored is a git submodule" in answers.pop()
+    # outside the package a submodule is none of lint's business
+    git(pr_repo, "rm", "-q", "--cached", "sglang/srt/models/vendored")
+    shutil.rmtree(vendored)
+    git(pr_repo, "update-index", "--add", "--cacheinfo", f"160000,{sha},third_party/vendored")
+    git(pr_repo, "commit", "-qm", "move it out")
+    code, data, _ = lint_json(pr_repo, tmp_path)
+    assert code == 1 and [f["slug"] for f in data["findings"]] == ["dead-write"]
