@@ -167,3 +167,27 @@ def test_a_layer_count_past_the_bound_is_a_one_line_error(tmp_path, layers, word
         assert done.returncode == 2, (command, done.stdout[-1000:], done.stderr[-2000:])
         lines = done.stderr.strip().splitlines()
         assert len(lines) == 1 and lines[0].startswith("tracer: error: target config") and words in lines[0], lines
+
+
+def test_a_function_past_the_source_budget_is_not_parsed():
+    """A 1 MB setter literal cost ~90 s and 1 GB in explain (libcst parsed it three times);
+    past 64 KiB the interpreter says so instead of parsing it at all."""
+    from tracer.interp.evaluate import evaluate_function
+
+    source = "def f(self):\n    self.model.value = [" + ", ".join(["1"] * 40_000) + "]\n"
+    outcome = evaluate_function(source, args={}, env={})
+    assert not outcome.complete and "past the interpreter's budget of 64 KiB" in outcome.stopped.why
+    assert outcome.writes == {}
+
+
+def test_a_helper_spends_the_budget_of_the_evaluation_that_calls_it():
+    from tracer.interp.capture import captured_indices
+
+    helper = ("def _helper(self, i):\n    x = [0] * 40000\n    for j in range(100):\n        x.count(j)\n"
+              "    return i\n")
+    forward = ("def forward(self, x):\n    for i in range(len(self.layers)):\n        self._helper(i)\n"
+               "        if i in self.layers_to_capture:\n            x = x\n    return x\n")
+    result = captured_indices(forward, [1, 2], state_path="self.layers_to_capture",
+                              env={"self.layers": list(range(40))}, helpers={"_helper": (helper, 1)})
+    assert not result.complete
+    assert any("work budget" in note.why for note in result.unknowns), result.unknowns
