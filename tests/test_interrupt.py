@@ -11,6 +11,7 @@ left of the session is polled until it settles, not looked at after a sleep.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -214,3 +215,36 @@ def test_signal_during_a_long_native_parse(one_big_module, tmp_path, command):
         pytest.skip("finished before the signal")
     assert rc == 130 and took < HANG, (rc, took, err[-1000:])
     assert "Traceback" not in err and left == []
+
+
+@pytest.fixture(scope="module")
+def slow_setter(tmp_path_factory):
+    """examples/ok with a setter whose loop runs the interpreter to its step limit (~1 s of CPU)."""
+    base = tmp_path_factory.mktemp("interrupt-interp")
+    root = base / "tree"
+    shutil.copytree(OK, root, ignore=shutil.ignore_patterns("EXPECT.toml", "__pycache__"))
+    model = root / "sglang" / "srt" / "models" / "qwen2.py"
+    model.write_text(model.read_text().replace(
+        "            self.model.layers_to_capture = [val + 1 for val in layer_ids]",
+        "            total = 0\n            for step in range(100000):\n                total = total + step % 7\n"
+        "            self.model.layers_to_capture = [val + 1 + total * 0 for val in layer_ids]"))
+    for name, doc in (("t", {"architectures": ["Qwen2ForCausalLM"], "num_hidden_layers": 28, "hidden_size": 64}),
+                      ("d", {"architectures": ["LlamaForCausalLMEagle3"],
+                             "eagle_config": {"eagle_aux_hidden_state_layer_ids": [1, 13]}})):
+        (base / name).mkdir()
+        (base / name / "config.json").write_text(json.dumps(doc))
+    return base
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc"), reason="no /proc")
+@pytest.mark.parametrize("signum, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_signal_during_the_interpreter(slow_setter, tmp_path, signum, code):
+    """explain while the interpreter runs a scanned loop: no builtin runs unbounded on scanned
+    values any more (sum(range(10**12)) held the GIL for ever), so the handler runs at once."""
+    args = ["explain", str(slow_setter / "tree"), "--target-config", str(slow_setter / "t"),
+            "--draft-config", str(slow_setter / "d"), "--no-cache"]
+    rc, took, err, left = interrupt(args, tmp_path, signum, 0.9)
+    if rc in (0, 1):
+        pytest.skip("finished before the signal")
+    assert rc == code and took < HANG, (rc, took, err[-1000:])
+    assert err.strip().splitlines()[-1:] == ["tracer: interrupted"] and left == []
