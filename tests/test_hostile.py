@@ -480,7 +480,7 @@ def test_python_dash_m_never_runs_a_module_the_checkout_ships(tmp_path):
         done = run(*command, cwd=repo, env=env)
         assert done.returncode in (0, 1), (command, done.stderr[-2000:])
         assert not list(marker.iterdir()), (command, sorted(p.name for p in marker.iterdir()))
-    assert len(shadowed) > 40
+    assert len(shadowed) > 40, len(shadowed)
 
 
 # -- links on the output path and in the cache (round two) --------------------------------------
