@@ -193,3 +193,108 @@ def test_mutated_real_model_files(sglang_release, seed, kind, name):
         cold = scan_to_json(str(tree.root), cache_dir=str(tree.dir / "c"), jobs=2)
         warm = scan_to_json(str(tree.root), cache_dir=str(tree.dir / "c"), jobs=2)
         assert stable(cold) == stable(data) == stable(warm)
+
+
+# -- every reader of a file a stranger can hand over: one line, exit 2 (issue 29) ----------------
+
+import os  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+
+_HOSTILE_JSON = {
+    "deep": lambda key: f'{{"{key}": ' + "[" * 100_000 + "]" * 100_000 + "}",
+    "long-int": lambda key: f'{{"{key}": ' + "9" * 5000 + "}",
+    "not-utf8": lambda key: b'{"' + key.encode() + b'": "\xff\xfe"}',
+    "not-json": lambda key: f'{{"{key}": [1, 2,',
+}
+
+
+def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "tracer", *args], cwd=cwd, capture_output=True, timeout=120,
+                          env=dict(os.environ, PYTHONPATH=str(REPO)))
+
+
+def _one_line_error(done: subprocess.CompletedProcess) -> str:
+    err = [line for line in done.stderr.decode(errors="replace").strip().splitlines()
+           if not line.startswith("tracer lint: ")]  # progress lines
+    assert done.returncode == 2 and len(err) == 1, (done.returncode, err[-5:])
+    assert err[0].startswith("tracer: error: ") and "internal error" not in err[0], err
+    return err[0]
+
+
+@pytest.mark.parametrize("shape", sorted(_HOSTILE_JSON))
+@pytest.mark.parametrize("reader", ["scan-json", "target-config", "draft-config", "baseline"])
+def test_every_json_reader_answers_hostile_json_in_one_line(tmp_path, reader, shape):
+    key = {"scan-json": "models", "target-config": "num_hidden_layers", "draft-config": "eagle_config",
+           "baseline": "findings"}[reader]
+    text = _HOSTILE_JSON[shape](key)
+    hostile = tmp_path / "hostile.json"
+    hostile.write_bytes(text if isinstance(text, bytes) else text.encode())
+    good = tmp_path / "good"
+    good.mkdir()
+    (good / "config.json").write_text(json.dumps({"architectures": ["Qwen2ForCausalLM"], "num_hidden_layers": 28}))
+    tree = tmp_path / "tree"
+    shutil.copytree(OK, tree, ignore=shutil.ignore_patterns("EXPECT.toml", "__pycache__"))
+    args = {"scan-json": ["report", "--from", str(hostile), "-o", str(tmp_path / "out")],
+            "target-config": ["explain", str(tree), "--target-config", str(hostile), "--draft-config", str(good)],
+            "draft-config": ["explain", str(tree), "--target-config", str(good), "--draft-config", str(hostile)],
+            "baseline": ["lint", "--baseline", str(hostile), "--no-cache"]}[reader]
+    if reader == "baseline":
+        git = ["git", "-c", "user.email=t@t", "-c", "user.name=t", "-C", str(tree)]
+        subprocess.run(["git", "init", "-q", str(tree)], check=True)
+        subprocess.run(git + ["add", "-A"], check=True)
+        subprocess.run(git + ["commit", "-qm", "x"], check=True)
+        model = tree / MODELS / "qwen2.py"  # a new finding: the baseline is read to match it
+        model.write_text(model.read_text().replace("self.model.layers_to_capture = [val + 1",
+                                                   "self.model.layers_to_captur = [val + 1"))
+    line = _one_line_error(_cli(*args, cwd=tree))
+    assert "hostile.json" in line or "baseline" in line, line
+
+
+_ENCODINGS = ["latin-1", "cp1252", "shift_jis", "gb18030", "koi8-r", "raw"]
+
+
+def _name(encoding: str, stem: str) -> bytes:
+    if encoding == "raw":
+        return stem.encode() + b"\xff\xfe\x80.py"
+    return (stem + "_" + "modèle模型лист").encode(encoding, "replace") + b".py"
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="file names as bytes")
+def test_file_names_in_every_encoding_never_fail_a_command(tmp_path):
+    """Names that are not UTF-8 (from every encoding, and raw bytes) as a module, a FIFO, a link
+    out and a folder: every command and format answers (they are listed, escaped), none fails."""
+    tree = tmp_path / "tree"
+    shutil.copytree(OK, tree, ignore=shutil.ignore_patterns("EXPECT.toml", "__pycache__"))
+    models = os.fsencode(tree / MODELS) + b"/"
+    for encoding in _ENCODINGS:
+        for kind in ("module", "fifo", "link", "folder"):
+            name = _name(encoding, kind)
+            if name.decode("utf-8", "replace").encode() == name or os.path.lexists(models + name) \
+                    or os.path.lexists(models + name[:-3]):
+                continue  # plain UTF-8 (nothing hostile), or the same bytes as another encoding's
+            if kind == "module":
+                with open(models + name, "wb") as fh:
+                    fh.write(b"class X:\n    pass\n")
+            elif kind == "fifo":
+                os.mkfifo(models + name)
+            elif kind == "link":
+                os.symlink(b"/etc/passwd", models + name)
+            else:
+                os.mkdir(models + name[:-3])
+                with open(models + name[:-3] + b"/inner.py", "wb") as fh:
+                    fh.write(b"x = 1\n")
+    out = tmp_path / "out"
+    commands = [["scan", str(tree), "--format", fmt, "--no-cache"] for fmt in ("text", "json", "sarif", "github")]
+    commands += [["report", str(tree), "-o", str(out / "report"), "--no-cache"],
+                 ["graph", str(tree), "--all", "--format", "json", "--no-cache", "-o", str(out / "g.json")],
+                 ["graph", str(tree), "--all", "--format", "dot", "--no-cache"]]
+    for command in commands:
+        done = _cli(*command, cwd=tmp_path)
+        err = done.stderr.decode(errors="replace")
+        assert done.returncode in (0, 1), (command, err[-2000:])
+        assert "internal error" not in err and "Traceback" not in err, (command, err[-2000:])
+        if command[0] == "scan" and command[3] in ("json", "sarif"):
+            json.loads(done.stdout)
+    index = (out / "report" / "index.html").read_bytes().decode("utf-8")  # valid UTF-8
+    assert "fifo" in index and "\\x" in index

@@ -412,3 +412,144 @@ def test_git_filters_of_the_checkout_never_run(pr_repo, tmp_path):
         done = run("lint", "--cache-dir", str(tmp_path / f"cache{len(args)}"), *args, cwd=pr_repo)
         assert done.returncode in (0, 1), done.stderr
     assert not marker.exists(), "a filter of the checkout ran"
+
+
+# -- python -m from inside the checkout (round two) ----------------------------------------------
+
+SHADOW = "import os, pathlib\npathlib.Path(os.environ['TRACER_MARKER'], {name!r}).write_text('ran')\n"
+
+
+def _imported_modules(stderr: str) -> set[str]:
+    """Top-level names of every module a run imported (``-X importtime`` lines)."""
+    names = set()
+    for line in stderr.splitlines():
+        if line.startswith("import time:") and "|" in line:
+            name = line.rsplit("|", 1)[1].strip()
+            if name and not name.startswith("import time"):
+                names.add(name.split(".")[0])
+    return names
+
+
+def _loaded_before_tracer(folder: Path) -> set[str]:
+    """What Python itself imports before a ``-m`` package's first line runs (start-up, site,
+    runpy): no code of tracer's can keep those from the working folder (``-P`` can)."""
+    probe = folder / "probe_before"
+    probe.mkdir()
+    (probe / "__init__.py").write_text("import sys\nprint(' '.join(sorted(sys.modules)))\n")
+    (probe / "__main__.py").write_text("")
+    done = subprocess.run([sys.executable, "-m", "probe_before"], cwd=folder, capture_output=True, text=True,
+                          timeout=60, check=True)
+    shutil.rmtree(probe)
+    return {name.split(".")[0] for name in done.stdout.split()}
+
+
+def test_python_dash_m_never_runs_a_module_the_checkout_ships(tmp_path):
+    """A checkout shipping `signal.py` (and a module named like every other stdlib or dependency
+    module tracer imports once started) is scanned, linted, graphed, explained and reported
+    with `python -m tracer` run from inside it: none of them runs."""
+    repo = tmp_path / "repo"
+    shutil.copytree(OK / "sglang", repo / "sglang", ignore=shutil.ignore_patterns("__pycache__"))
+    configs = tmp_path / "configs"
+    (configs / "t").mkdir(parents=True)
+    (configs / "d").mkdir()
+    (configs / "t" / "config.json").write_text(json.dumps(
+        {"architectures": ["Qwen2ForCausalLM"], "num_hidden_layers": 28, "hidden_size": 64}))
+    (configs / "d" / "config.json").write_text(json.dumps(
+        {"architectures": ["LlamaForCausalLMEagle3"], "eagle_config": {"eagle_aux_hidden_state_layer_ids": [1, 13]}}))
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "base")
+    model = repo / QWEN2
+    model.write_text(model.read_text().replace(GOOD_WRITE, BAD_WRITE))
+    cache = str(tmp_path / "cache")
+    commands = [
+        ["scan", ".", "--format", "sarif", "--cache-dir", cache],
+        ["lint", "--format", "json", "--cache-dir", cache],
+        ["graph", ".", "--all", "--format", "dot", "--cache-dir", cache],
+        ["explain", ".", "--target-config", str(configs / "t"), "--draft-config", str(configs / "d")],
+        ["report", ".", "-o", str(tmp_path / "report"), "--cache-dir", cache],
+    ]
+    marker = tmp_path / "marker"
+    marker.mkdir()
+    env = {"TRACER_MARKER": str(marker), "TRACER_CACHE_DIR": cache}
+    imported: set[str] = {"signal"}
+    for command in commands:  # what tracer imports, as measured (so a new import is covered too)
+        done = subprocess.run([sys.executable, "-X", "importtime", "-m", "tracer", *command], cwd=repo,
+                              capture_output=True, text=True, timeout=240,
+                              env=dict(os.environ, PYTHONPATH=str(REPO), **env))
+        assert done.returncode in (0, 1), (command, done.stderr[-2000:])
+        imported |= _imported_modules(done.stderr)
+    shadowed = sorted(imported - _loaded_before_tracer(tmp_path) - {"tracer", "__main__"})
+    assert "signal" in shadowed and "click" in shadowed and "libcst" in shadowed, shadowed
+    for name in shadowed:
+        (repo / f"{name}.py").write_text(SHADOW.format(name=name))
+    for command in commands:
+        done = run(*command, cwd=repo, env=env)
+        assert done.returncode in (0, 1), (command, done.stderr[-2000:])
+        assert not list(marker.iterdir()), (command, sorted(p.name for p in marker.iterdir()))
+    assert len(shadowed) > 40, len(shadowed)
+
+
+# -- links on the output path and in the cache (round two) --------------------------------------
+
+@pytest.mark.parametrize("command", [
+    ["scan", ".", "--format", "sarif", "-o", "results/x.sarif"],
+    ["scan", ".", "--format", "json", "-o", "results/deeper/x.json"],
+    ["graph", ".", "--entry", "Qwen2ForCausalLM", "--format", "dot", "-o", "results/q.dot"],
+    ["report", ".", "-o", "results/report"],
+])
+def test_output_is_never_written_through_a_shipped_link(pr_repo, tmp_path, command):
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "keep.txt").write_text("mine")
+    (pr_repo / "results").symlink_to(elsewhere)
+    done = run(*command, "--cache-dir", str(tmp_path / "cache"), cwd=pr_repo)
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode == 2 and len(lines) == 1, done.stderr[-2000:]
+    assert lines[0].startswith("tracer: error: ") and "symbolic link" in lines[0], lines
+    assert sorted(p.name for p in elsewhere.rglob("*")) == ["keep.txt"]
+
+
+def test_cache_entries_are_never_written_through_a_link_in_the_cache(pr_repo, tmp_path):
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    (cache / "lint").symlink_to(elsewhere)
+    (cache / "callgraph").symlink_to(elsewhere)
+    code, data, _ = lint_json(pr_repo, tmp_path)
+    assert code == 1 and [f["slug"] for f in data["findings"]] == ["dead-write"]
+    assert list(elsewhere.iterdir()) == []
+
+
+# -- a git submodule inside the package (round two) ------------------------------------------------
+
+def test_lint_refuses_a_submodule_inside_the_package_in_every_mode(pr_repo, tmp_path):
+    """The base revision holds a submodule's commit id, the working tree its files: the re-trace
+    saw none of its findings, --full all of them. Every mode now says the same one line."""
+    vendored = pr_repo / "sglang" / "srt" / "models" / "vendored"
+    vendored.mkdir()
+    (vendored / "__init__.py").write_text("")
+    (vendored / "extra.py").write_text(
+        "class SubForCausalLM:\n    def set_eagle3_layers_to_capture(self, layer_ids=None):\n"
+        "        self.model.layers_to_captur = layer_ids\n\n\nEntryClass = SubForCausalLM\n")
+    git(vendored, "init", "-q", "-b", "main")
+    git(vendored, "add", "-A")
+    git(vendored, "commit", "-qm", "sub")
+    sha = git(vendored, "rev-parse", "HEAD").strip()
+    git(pr_repo, "update-index", "--add", "--cacheinfo", f"160000,{sha},sglang/srt/models/vendored")
+    git(pr_repo, "commit", "-qm", "vendor a submodule")
+    answers = set()
+    for extra in ([], ["--full"], ["--base", "main"], ["--base", "main", "--full"]):
+        done = run("lint", *extra, "--cache-dir", str(tmp_path / "cache"), cwd=pr_repo)
+        lines = [line for line in done.stderr.strip().splitlines() if not line.startswith("tracer lint: ")]
+        assert done.returncode == 2 and len(lines) == 1, (extra, done.stderr[-2000:])
+        answers.add(lines[0])
+    assert len(answers) == 1 and "sglang/srt/models/vendored is a git submodule" in answers.pop()
+    # outside the package a submodule is none of lint's business
+    git(pr_repo, "rm", "-q", "--cached", "sglang/srt/models/vendored")
+    shutil.rmtree(vendored)
+    git(pr_repo, "update-index", "--add", "--cacheinfo", f"160000,{sha},third_party/vendored")
+    git(pr_repo, "commit", "-qm", "move it out")
+    code, data, _ = lint_json(pr_repo, tmp_path)
+    assert code == 1 and [f["slug"] for f in data["findings"]] == ["dead-write"]

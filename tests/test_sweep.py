@@ -227,9 +227,10 @@ def _sdist(path: Path, version: str, marker: Path) -> bytes:
     return path.read_bytes()
 
 
-def test_sdist_only_release_is_fetched_as_data_never_built(tmp_path, monkeypatch):
-    """No wheel fits: the sdist is fetched as a file and unpacked as data; its setup.py
-    (which writes a marker) never runs, and the release is scanned."""
+@pytest.fixture
+def mirror(tmp_path, monkeypatch):
+    """A mirror-only index (PEP 503 pages) that serves one sdist, named to pip by PIP_INDEX_URL
+    (pip's config files switched off); pip finds no wheel for the platform."""
     import functools
     import hashlib
     import http.server
@@ -241,40 +242,84 @@ def test_sdist_only_release_is_fetched_as_data_never_built(tmp_path, monkeypatch
 
     marker = tmp_path / "MARKER"
     served = tmp_path / "served"
-    served.mkdir()
+    (served / "simple" / "sglang").mkdir(parents=True)
     data = _sdist(served / "sglang-0.0.9.tar.gz", "0.0.9", marker)
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(served))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    (served / "simple" / "sglang" / "index.html").write_text(
+        '<html><body><a href="../../sglang-0.0.9-cp399-none-any.whl">sglang-0.0.9-cp399-none-any.whl</a>\n'
+        f'<a href="../../sglang-0.0.9.tar.gz#sha256={hashlib.sha256(data).hexdigest()}">sglang-0.0.9.tar.gz</a>'
+        "</body></html>")
+    asked: list[str] = []
+
+    class Handler(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args):
+            asked.append(self.path)
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Handler, directory=str(served)))
     base = f"http://127.0.0.1:{server.server_address[1]}"
-    (served / "sglang" / "0.0.9").mkdir(parents=True)
-    (served / "sglang" / "0.0.9" / "json").write_text(json.dumps({"urls": [
-        {"packagetype": "bdist_wheel", "filename": "sglang-0.0.9-cp399-none-any.whl", "url": base + "/nope"},
-        {"packagetype": "sdist", "filename": "sglang-0.0.9.tar.gz", "url": base + "/sglang-0.0.9.tar.gz",
-         "digests": {"sha256": hashlib.sha256(data).hexdigest()}}]}))
     threading.Thread(target=server.serve_forever, daemon=True).start()
+    for name in [k for k in os.environ if k.startswith("PIP_")]:
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("PIP_CONFIG_FILE", os.devnull)
+    monkeypatch.setenv("PIP_INDEX_URL", base + "/simple")
     real_run = subprocess.run
     calls = []
 
     def no_wheel(cmd, *args, **kwargs):  # pip finds no wheel for this platform
+        if "config" in cmd:
+            return real_run(cmd, *args, **kwargs)
         calls.append(cmd)
         assert "--only-binary=:all:" in cmd and "--no-binary=:all:" not in cmd, cmd
         return real_run([sys.executable, "-c", "import sys; sys.exit('ERROR: No matching distribution')"],
                         *args, **kwargs)
 
     monkeypatch.setattr(fetch_mod.subprocess, "run", no_wheel)
-    monkeypatch.setattr(fetch_mod, "fetch_sdist", functools.partial(fetch_mod.fetch_sdist, index=base))
     monkeypatch.setattr(sweep_mod, "available_versions", lambda package, cache: (["0.0.9"], "test"))
-    try:
-        sweep = sweep_mod.run_sweep("sglang==0.0.9", tmp_path / "dl", tmp_path / "sc", jobs=1)
-    finally:
-        server.shutdown()
-    assert len(calls) == 1
-    assert not marker.exists(), "the sdist's setup.py ran"
+    yield {"marker": marker, "data": data, "asked": asked, "calls": calls, "base": base}
+    server.shutdown()
+
+
+def test_sdist_only_release_is_fetched_as_data_never_built(mirror, tmp_path):
+    """No wheel fits: the sdist is fetched as a file from pip's configured index (a mirror,
+    never pypi.org) and unpacked as data; its setup.py (which writes a marker) never runs."""
+    import hashlib
+
+    sweep = sweep_mod.run_sweep("sglang==0.0.9", tmp_path / "dl", tmp_path / "sc", jobs=1)
+    assert len(mirror["calls"]) == 1
+    assert not mirror["marker"].exists(), "the sdist's setup.py ran"
     release = sweep.releases[0]
     assert release.scan is not None, release.reason
-    assert release.sha256 == hashlib.sha256(data).hexdigest()
+    assert release.sha256 == hashlib.sha256(mirror["data"]).hexdigest()
+    assert mirror["asked"] and all(line.split()[0] in ("/simple/sglang/", "/sglang-0.0.9.tar.gz")
+                                   for line in mirror["asked"] if line.startswith("/")), mirror["asked"]
     history = build_history(sweep)
     assert history["per_release"]["0.0.9"]["sha256"] == release.sha256
+
+
+def test_sdist_fallback_keeps_to_no_index_and_checks_the_hash(mirror, tmp_path, monkeypatch):
+    monkeypatch.setenv("PIP_NO_INDEX", "1")
+    release = sweep_mod.run_sweep("sglang==0.0.9", tmp_path / "dl", tmp_path / "sc", jobs=1).releases[0]
+    assert release.scan is None and "no index" in release.reason, release.reason
+    assert mirror["asked"] == []  # nothing asked anywhere
+    monkeypatch.delenv("PIP_NO_INDEX")
+    page = tmp_path / "served" / "simple" / "sglang" / "index.html"
+    page.write_text(page.read_text().replace("sha256=", "sha256=00"))
+    release = sweep_mod.run_sweep("sglang==0.0.9", tmp_path / "dl2", tmp_path / "sc2", jobs=1).releases[0]
+    assert release.scan is None and "SHA-256 does not match" in release.reason, release.reason
+
+
+def test_pip_configuration_is_read_as_pip_merges_it():
+    from tracer.sweep.index import parse_pip_config
+
+    settings = parse_pip_config(
+        "global.index-url='https://files.example/simple'\n:env:.index-url='https://mirror.example/simple'\n"
+        "global.extra-index-url='https://a.example/simple file:///opt/simple'\n"
+        "download.trusted-host='a.example:8443 b.example'\nglobal.proxy='http://proxy:3128'\n"
+        "global.find-links='/opt/wheels'\nglobal.cert='/etc/ca.pem'\n")
+    assert settings.index_urls == ("https://mirror.example/simple", "https://a.example/simple", "file:///opt/simple")
+    assert settings.trusted_hosts == {"a.example", "b.example"} and settings.proxy == "http://proxy:3128"
+    assert settings.find_links == ("/opt/wheels",) and settings.cert == "/etc/ca.pem" and not settings.no_index
+    assert parse_pip_config("").index_urls == ("https://pypi.org/simple",)
+    assert parse_pip_config(":env:.no-index='true'\n").no_index
 
 
 def _encrypted_wheel(path: Path) -> None:
@@ -358,3 +403,42 @@ def test_zip_members_that_leave_or_are_links_are_skipped(tmp_path):
     tree = Path(unpack("sglang", "0.0.1", str(path), tmp_path / "cache"))
     assert not (tmp_path / "escape.py").exists() and not (tmp_path / "cache" / "escape.py").exists()
     assert not (tree / "sglang" / "srt" / "link.py").exists()
+
+
+def test_an_edited_file_under_a_valid_marker_is_unpacked_again(tmp_path):
+    """The marker authenticates the files under it (their digest), not only itself."""
+    wheel = _write_wheel(tmp_path / "wheels", "0.0.1", broken=False)
+    tree = Path(unpack("sglang", "0.0.1", str(wheel), tmp_path))
+    toy = tree / "sglang" / "srt" / "models" / "toy.py"
+    good = toy.read_text()
+    marker = (tree / ".tracer-unpacked").read_bytes()
+    for tamper in (lambda: toy.write_text(good.replace("layers_to_capture =", "layers_to_captur =")),
+                   lambda: (tree / "sglang" / "srt" / "models" / "extra.py").write_text("EntryClass = None\n"),
+                   lambda: toy.unlink(),
+                   lambda: (tree / "sglang" / "srt" / "models" / "lnk.py").symlink_to(toy)):
+        tamper()
+        assert (tree / ".tracer-unpacked").read_bytes() == marker  # the marker itself is still valid
+        assert Path(unpack("sglang", "0.0.1", str(wheel), tmp_path)) == tree
+        assert toy.read_text() == good
+        assert not (tree / "sglang" / "srt" / "models" / "extra.py").exists()
+        assert not (tree / "sglang" / "srt" / "models" / "lnk.py").is_symlink()
+
+
+def test_a_zip_bomb_is_refused_and_leaves_nothing_in_the_download_cache(tmp_path):
+    """A wheel of ~0.2 MB that unpacks to 120 MiB of zeros: refused past 64 MiB + 16 x the archive,
+    its partial folder and the archive removed (the cache keeps nothing of it)."""
+    wheels = tmp_path / "wheels"
+    wheels.mkdir()
+    bomb = wheels / "sglang-0.0.1-py3-none-any.whl"
+    with zipfile.ZipFile(bomb, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as zf:
+        zf.writestr("sglang/__init__.py", "")
+        for n in range(2):  # members of 60 MiB of zeros: each under the member bound
+            with zf.open(f"sglang/srt/m{n}.py", "w") as fh:
+                block = b"\0" * (1 << 20)
+                for _ in range(60):
+                    fh.write(block)
+    assert bomb.stat().st_size < 2 * 1024 * 1024
+    with pytest.raises(ValueError, match="zip bomb"):
+        unpack("sglang", "0.0.1", str(bomb), tmp_path)
+    assert not bomb.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["wheels"]

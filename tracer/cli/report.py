@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -20,6 +19,7 @@ from tracer.model.errors import UsageError
 from tracer.model.results import ScanResult
 from tracer.present.report import build_report
 from tracer.present.scan_json import from_json
+from tracer.safeio.read import Unreadable, load_json
 
 MAX_SCAN_JSON = 512 * 1024 * 1024
 
@@ -35,9 +35,9 @@ def _load_scan(path: str | None, scan_file: str | None, packs: PackOptions, rule
         if data is None:
             raise UsageError(f"cannot read scan JSON {scan_file} (missing, or not a regular file)")
         try:
-            loaded = json.loads(data)
-        except ValueError as error:
-            raise UsageError(f"cannot read scan JSON {scan_file}: {error}") from None
+            loaded = load_json(data, scan_file)
+        except Unreadable as error:
+            raise UsageError(f"cannot read scan JSON {error}") from None
         if not isinstance(loaded, dict) or "models" not in loaded:
             raise UsageError(f"{scan_file} is not a tracer scan (no 'models')")
         return rules.settings(None).narrow(from_json(loaded))

@@ -11,14 +11,13 @@
 
 from __future__ import annotations
 
-import json
 import struct
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tracer.safeio.read import Unreadable, is_within, read_bytes
+from tracer.safeio.read import Unreadable, is_within, load_json, read_bytes
 
 __all__ = [
     "ConfigError",
@@ -54,6 +53,7 @@ def _config_file(path: Path | str, what: str) -> Path:
     return path
 
 
+MAX_LAYERS = 10_000  # a layer count past this is an input error, not a loop of 10**12 steps
 MAX_CONFIG_BYTES = 16 * 1024 * 1024  # real config.json files are a few KB; index files up to ~1 MB
 
 
@@ -66,14 +66,17 @@ def _read_json(path: Path, what: str, root: Path | None = None) -> dict:
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{what}: {path} is not UTF-8: {exc.reason}") from None
     try:
-        data = json.loads(text)
-    except RecursionError:
-        raise ConfigError(f"{what}: {path} nests too deeply to read") from None
-    except json.JSONDecodeError as exc:
-        raise ConfigError(f"{what}: {path} is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from exc
+        data = load_json(text, path)
+    except Unreadable as exc:
+        raise ConfigError(f"{what}: {exc}") from None
     if not isinstance(data, dict):
         raise ConfigError(f"{what}: {path} holds a JSON {type(data).__name__}, not an object")
     return data
+
+
+def _short_int(value: int) -> str:
+    digits = len(str(value)) if value.bit_length() < 10_000 else None
+    return f"{value:,}" if digits is not None and digits <= 30 else "an integer of more than 30 digits"
 
 
 def _int_or_none(data: dict, key: str, path: Path, what: str) -> int | None:
@@ -142,6 +145,9 @@ def load_target_config(path: Path | str, *, text_keys: Sequence[str]) -> TargetC
         raise ConfigError(f"{what}: {file} has no `{where}num_hidden_layers`")
     if layers <= 0:
         raise ConfigError(f"{what}: {file}: `{where}num_hidden_layers` is {layers}")
+    if layers > MAX_LAYERS:  # every layer is visited by the decoder loop's evaluation
+        raise ConfigError(f"{what}: {file}: `{where}num_hidden_layers` is {_short_int(layers)}, "
+                          f"more than {MAX_LAYERS:,} layers (real models have at most a few hundred); not read")
     return TargetConfig(
         path=file,
         top=top,
@@ -188,9 +194,9 @@ def read_safetensors_header(path: Path | str, root: Path | None = None) -> dict:
     if len(raw) != length:
         raise ConfigError(f"safetensors: {path} is truncated ({len(raw)} of {length} header bytes)")
     try:
-        header = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
-        raise ConfigError(f"safetensors: {path} header is not valid JSON: {exc}") from None
+        header = load_json(raw, path)
+    except Unreadable as exc:
+        raise ConfigError(f"safetensors: header of {exc}") from None
     if not isinstance(header, dict):
         raise ConfigError(f"safetensors: {path} header is not a JSON object")
     return header

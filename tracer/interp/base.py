@@ -8,6 +8,7 @@ from typing import Any
 
 import libcst as cst
 
+from tracer.interp import budget
 from tracer.interp.control import _State, _Stop
 from tracer.interp.values import Unknown, UnknownNote, is_unknown
 
@@ -30,13 +31,15 @@ class InterpreterCore:
     ) -> None:
         self.module = module
         self.positions = positions
-        self.env = copy.deepcopy(dict(env))
+        self.env = {name: copy.deepcopy(budget.trim(value, name)) for name, value in dict(env).items()}
         self.line_offset = first_line - 1
         self.unknowns: list = []
         self._seen_notes: set = set()
         self.observer = observer
         self.loop_depth = 0
         self.steps = 0
+        self.work = 0  # units built or walked (budget.MAX_WORK)
+        self._sources: dict = {}
         self.s = _State()
         # methods of self run in place when called (name -> (source, first line)): a forward's
         # capture helper such as `self._maybe_add_hidden_state(aux, i + 1, ...)`
@@ -44,7 +47,11 @@ class InterpreterCore:
 
     # ----------------------------------------------------------- helpers
     def src(self, node: cst.CSTNode) -> str:
-        return self.module.code_for_node(node).strip()
+        # libcst's code generation costs ~0.2 ms a node: once per node, not once per step
+        text = self._sources.get(node)
+        if text is None:
+            text = self._sources[node] = self.module.code_for_node(node).strip()
+        return text
 
     def line(self, node: cst.CSTNode) -> int:
         pos = self.positions.get(node)
@@ -63,6 +70,20 @@ class InterpreterCore:
         self.steps += 1
         if self.steps > _MAX_STEPS:
             raise _Stop(UnknownNote("<function>", 0, "evaluation exceeded the step limit", True))
+
+    def charge(self, amount: int) -> None:
+        """Count ``amount`` units of work; past the evaluation's budget it stops (Unknown)."""
+        self.work += amount
+        if self.work > budget.MAX_WORK:
+            raise _Stop(UnknownNote("<function>", 0, f"evaluation exceeded its work budget ({budget.MAX_WORK:,} units)", True))
+
+    def bounded(self, node: cst.CSTNode, value: Any) -> Any:
+        """``value``, or Unknown when it is past the size budget (the walk is charged)."""
+        if isinstance(value, (bool, float, type(None))) or is_unknown(value):
+            return value
+        self.charge(budget.units(value))
+        why = budget.past(value)
+        return value if why is None else self.unknown(node, why)
 
     # ----------------------------------------------------------- lookup
     def lookup_path(self, path: str) -> tuple:

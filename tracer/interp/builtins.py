@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from tracer.interp import budget
 from tracer.interp.base import InterpreterCore
 from tracer.interp.values import ABSENT, Obj, Unknown, is_unknown
 
@@ -45,6 +46,10 @@ class Builtins(InterpreterCore):
         return self._pure(node, max, args, kwargs)
 
     def builtin_sum(self, node, args, kwargs):
+        items = args[0] if args else ()
+        if isinstance(items, (list, tuple, set, frozenset, range)) and not all(
+                isinstance(v, (int, float)) or is_unknown(v) for v in items):
+            return self.unknown(node, "sum over values that are not numbers is not modelled")
         return self._pure(node, sum, args, kwargs)
 
     def builtin_abs(self, node, args, kwargs):
@@ -71,7 +76,9 @@ class Builtins(InterpreterCore):
         return self._pure(node, bool, args, kwargs)
 
     def builtin_range(self, node, args, kwargs):
-        return self._pure(node, range, args, kwargs)
+        value = self._pure(node, range, args, kwargs)
+        too_big = budget.past(value) if isinstance(value, range) else None
+        return value if too_big is None else self.unknown(node, too_big)
 
     def builtin_enumerate(self, node, args, kwargs):
         if not args:

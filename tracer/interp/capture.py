@@ -11,7 +11,8 @@ from typing import Any
 
 import libcst as cst
 
-from tracer.interp.interpreter import Interpreter, _parse_function, _run
+from tracer.interp import budget
+from tracer.interp.interpreter import Interpreter, _parse_function, _run, _too_long
 from tracer.interp.values import CaptureEvent, CaptureResult, Unknown, UnknownNote, is_unknown
 
 
@@ -194,6 +195,10 @@ def captured_indices(
     Tests of ``state_path`` outside the loop (e.g. a capture at the final norm
     with ``self.end_layer``) are reported as events with ``in_loop=False``.
     """
+    if len(forward_source) > budget.MAX_FUNCTION_SOURCE:
+        note = UnknownNote("<forward>", first_line, _too_long(forward_source), True)
+        return CaptureResult(visited=(), captured=(), events=(), never_visited=(), loop_line=None, loop_source=None,
+                             unknowns=(note,), complete=False)
     module, positions, function = _parse_function(forward_source)
     bound = dict(env)
     bound[state_path] = list(layers_to_capture) if not is_unknown(layers_to_capture) else layers_to_capture
@@ -233,6 +238,8 @@ def captured_indices(
     if outcome.stopped is not None and observer.loops_run and not observer.loops_unknown:
         # Stopping after every capture loop ran (e.g. at `if len(aux) == 0: return`) loses nothing.
         unknowns = [u for u in unknowns if u != outcome.stopped]
+    if outcome.stopped is not None and "budget" in outcome.stopped.why and outcome.stopped not in unknowns:
+        unknowns.append(outcome.stopped)  # the loop stopped half-way: say why
     if not loops:
         unknowns.append(UnknownNote(state_path, first_line, f"no loop in this function tests `i in {state_path}`"))
     never = tuple(i for i in dict.fromkeys(entries) if i not in seen)

@@ -9,6 +9,7 @@ from typing import Any
 
 import libcst as cst
 
+from tracer.interp import budget
 from tracer.interp.base import InterpreterCore
 from tracer.interp.control import _BIN_OPS, _CMP_OPS, _exit_condition, _Raise
 from tracer.interp.values import (
@@ -38,8 +39,12 @@ class Expressions(InterpreterCore):
         for value in (left, right):
             if is_unknown(value):
                 return Unknown(self.src(node), f"depends on {value.expr}: {value.why}")
+        too_big = budget.check_binary(getattr(fn, "__name__", ""), left, right)
+        if too_big is not None:
+            return self.unknown(node, too_big)
+        self.charge(budget.units(left) + budget.units(right))
         try:
-            return fn(left, right)
+            return self.bounded(node, fn(left, right))
         except Exception as exc:  # noqa: BLE001 - arithmetic on scanned values
             return self.unknown(node, f"{type(exc).__name__}: {exc}")
 
@@ -75,11 +80,14 @@ class Expressions(InterpreterCore):
             value = self.eval(part.expression)
             if is_unknown(value) or part.format_spec or part.conversion:
                 return self.unknown(node, "f-string with a part that could not be evaluated")
+            too_big = budget.past(value) or budget.past("".join(parts))
+            if too_big is not None:
+                return self.unknown(node, too_big)
             if part.equal is not None:
                 parts.append(f"{self.src(part.expression)}={value!r}")
             else:
                 parts.append(str(value))
-        return "".join(parts)
+        return self.bounded(node, "".join(parts))
 
     def eval_Name(self, node: cst.Name) -> Any:
         name = node.value
@@ -232,6 +240,7 @@ class Expressions(InterpreterCore):
                     return isinstance(op, cst.In)
                 unknown_item = next(item for item in right if is_unknown(item))
                 return Unknown(self.src(node), f"depends on {unknown_item.expr}: {unknown_item.why}")
+            self.charge(budget.units(right))
             try:
                 found = left in right
             except TypeError as exc:
@@ -253,14 +262,14 @@ class Expressions(InterpreterCore):
         return Unknown(self.src(node), f"depends on {test.expr}: {test.why}")
 
     def eval_List(self, node: cst.List) -> Any:
-        return self.sequence(node)
+        return self.bounded(node, self.sequence(node))
 
     def eval_Tuple(self, node: cst.Tuple) -> Any:
-        value = self.sequence(node)
+        value = self.bounded(node, self.sequence(node))
         return tuple(value) if isinstance(value, list) else value
 
     def eval_Set(self, node: cst.Set) -> Any:
-        value = self.sequence(node)
+        value = self.bounded(node, self.sequence(node))
         if isinstance(value, list):
             try:
                 return set(value)
@@ -295,7 +304,7 @@ class Expressions(InterpreterCore):
             if is_unknown(key):
                 return Unknown(self.src(node), key.why)
             out[key] = self.eval(element.value)
-        return out
+        return self.bounded(node, out)
 
     def comprehension(self, node: Any, produce: Any) -> Any:
         saved = self.s.locals
@@ -305,7 +314,7 @@ class Expressions(InterpreterCore):
             failure = self._comp_for(node.for_in, produce, results)
         finally:
             self.s.locals = saved
-        return failure if failure is not None else results
+        return failure if failure is not None else self.bounded(node, results)
 
     def _comp_for(self, comp: cst.CompFor, produce: Any, results: list) -> Any:
         items = self.iterate(self.eval(comp.iter), comp.iter)
@@ -416,6 +425,7 @@ class Expressions(InterpreterCore):
         for value in list(args) + list(kwargs.values()):
             if is_unknown(value) and receiver is not None and receiver.startswith("self"):
                 self.note(value.expr, line, f"argument of {receiver}.{method}: {value.why}")
+        self.charge(budget.units(args))
         self.s.calls.append(Call(receiver, method, tuple(copy.deepcopy(args)), tuple(kwargs.items()), line, self.src(node)))
 
     def getenv(self, node: cst.Call, args: list) -> Any:
@@ -427,7 +437,14 @@ class Expressions(InterpreterCore):
 
     def plain_method(self, receiver: Any, method: str, args: list, kwargs: dict, node: cst.Call) -> Any:
         if any(is_unknown(a) for a in args) and method not in ("append", "extend", "insert", "get"):
-            return self.unknown(node, "argument could not be evaluated")
+            missing = next(a for a in args if is_unknown(a))
+            return self.unknown(node, f"argument could not be evaluated: depends on {missing.expr}: {missing.why}")
+        self.charge(budget.units(args) + budget.units(kwargs))
+        too_big = budget.check_method(receiver, method, args, kwargs)
+        if too_big is not None:
+            return self.unknown(node, too_big)
+        linear = not (isinstance(receiver, list) and method in ("append", "extend"))  # the rest walk the receiver
+        self.charge(budget.units(receiver) if linear else 1)
         try:
             if isinstance(receiver, list) and method in ("append", "extend", "insert", "remove", "pop", "sort", "reverse", "clear"):
                 result = getattr(receiver, method)(*args, **kwargs)
@@ -448,7 +465,7 @@ class Expressions(InterpreterCore):
             }
             if method in allowed.get(type(receiver), ()):
                 result = getattr(receiver, method)(*args, **kwargs)
-                return list(result) if method in ("keys", "values", "items") else result
+                return self.bounded(node, list(result) if method in ("keys", "values", "items") else result)
         except Exception as exc:  # noqa: BLE001
             return self.unknown(node, f"{type(exc).__name__}: {exc}")
         return _NOT_PLAIN
@@ -466,8 +483,9 @@ class Expressions(InterpreterCore):
         for value in args:
             if isinstance(value, (list, tuple)) and any(is_unknown(v) for v in value):
                 return self.unknown(node, "a sequence with unknown items")
+        self.charge(budget.units(args) + budget.units(kwargs))
         try:
-            return fn(*args, **kwargs)
+            return self.bounded(node, fn(*args, **kwargs))
         except Exception as exc:  # noqa: BLE001
             return self.unknown(node, f"{type(exc).__name__}: {exc}")
 

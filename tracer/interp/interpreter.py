@@ -13,6 +13,7 @@ modules; the capture-loop observer is capture.py.
 from __future__ import annotations
 
 import copy
+import functools
 import textwrap
 from collections.abc import Mapping
 from typing import Any
@@ -20,11 +21,12 @@ from typing import Any
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
+from tracer.interp import budget
 from tracer.interp.builtins import Builtins
 from tracer.interp.control import _Break, _Continue, _Raise, _Return, _Stop
 from tracer.interp.expressions import Expressions
 from tracer.interp.statements import Statements
-from tracer.interp.values import Exit, Outcome, Unknown
+from tracer.interp.values import Exit, Outcome, Unknown, UnknownNote
 
 
 class Interpreter(Statements, Expressions, Builtins):
@@ -36,9 +38,12 @@ class Interpreter(Statements, Expressions, Builtins):
         and observer; its capture events and notes join this run's (one level: the helper's
         own helpers are not followed)."""
         source, first_line = self.helpers[name]
+        if len(source) > budget.MAX_FUNCTION_SOURCE:
+            return self.unknown(node, f"`self.{name}(...)`: {_too_long(source)}")
         module, positions, function = _parse_function(source)
         inner = Interpreter(module, positions, self.env, first_line, self.observer)
         inner.loop_depth = self.loop_depth
+        inner.work, inner.steps = self.work, self.steps  # the helper spends this evaluation's budget
         params = [p.name.value for p in list(function.params.posonly_params) + list(function.params.params)]
         bound = dict(zip([p for p in params if p not in ("self", "cls")], args, strict=False))
         bound.update(kwargs)
@@ -46,6 +51,8 @@ class Interpreter(Statements, Expressions, Builtins):
             outcome = _run(inner, function, bound)
         except ValueError as exc:
             return self.unknown(node, f"`self.{name}(...)` could not be run: {exc}")
+        self.work, self.steps = inner.work, inner.steps
+        self.charge(0)  # a helper that spent the budget stops this evaluation too
         self.s.events.extend(inner.s.events)
         for note in inner.unknowns:
             self.note(note.expr, note.line, note.why, note.affects_capture)
@@ -54,8 +61,15 @@ class Interpreter(Statements, Expressions, Builtins):
         return outcome.return_value
 
 
+def _too_long(source: str) -> str:
+    return (f"a function of {len(source) // 1024:,} KiB, past the interpreter's budget of "
+            f"{budget.MAX_FUNCTION_SOURCE // 1024} KiB (real setters and forwards have a few)")
+
+
+@functools.lru_cache(maxsize=32)
 def _parse_function(source: str) -> tuple:
-    """Parse one (possibly indented) function definition."""
+    """Parse one (possibly indented) function definition (memoised: explain evaluates the
+    same setter once per configuration and pipeline rank; libcst trees are immutable)."""
     # Leading blank lines would shift every reported line away from ``first_line``.
     text = textwrap.dedent(source).lstrip("\n")
     module = cst.parse_module(text)
@@ -78,7 +92,7 @@ def _bind_params(interp: Interpreter, function: cst.FunctionDef, args: Mapping[s
         if name == "self" or name == "cls":
             continue
         if name in args:
-            interp.s.locals[name] = copy.deepcopy(args[name])
+            interp.s.locals[name] = copy.deepcopy(budget.trim(args[name], name))
         elif param.default is not None:
             interp.s.locals[name] = interp.eval(param.default)
         else:
@@ -104,6 +118,10 @@ def evaluate_function(
     ``first_line`` is the file line of the ``def`` so reported lines are file
     lines.
     """
+    if len(source) > budget.MAX_FUNCTION_SOURCE:
+        note = UnknownNote("<function>", first_line, _too_long(source), True)
+        return Outcome(writes={}, calls=(), returned_early=None, raised=None, return_value=None, branches=(),
+                       unknowns=(note,), complete=False, stopped=note)
     module, positions, function = _parse_function(source)
     interp = Interpreter(module, positions, env, first_line)
     return _run(interp, function, args)

@@ -6,6 +6,7 @@ from typing import Any
 
 import libcst as cst
 
+from tracer.interp import budget
 from tracer.interp.base import InterpreterCore
 from tracer.interp.control import (
     _AUG_OPS,
@@ -214,6 +215,7 @@ class Statements(InterpreterCore):
         base = self.s
         sides = []
         for side in (node.body, node.orelse):
+            self.charge(budget.units(base.locals) + budget.units(base.writes))  # the fork copies both
             self.s = base.fork()
             self.s.forks.append(condition)
             if isinstance(side, cst.If):
@@ -259,6 +261,11 @@ class Statements(InterpreterCore):
         return merged
 
     def iterate(self, iterable: Any, node: cst.CSTNode) -> Any:
+        if isinstance(iterable, (list, tuple, range, str, set, frozenset, dict)):
+            count = budget.range_length(iterable) if isinstance(iterable, range) else len(iterable)
+            if count > budget.MAX_UNITS:
+                return Unknown(self.src(node), f"iterating {count:,} items, past the interpreter's budget of {budget.MAX_UNITS:,}")
+            self.charge(count)
         if isinstance(iterable, (list, tuple, range, str, set, frozenset)):
             return list(iterable)
         if isinstance(iterable, dict):

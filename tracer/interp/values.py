@@ -8,6 +8,8 @@ from typing import Any
 
 # --------------------------------------------------------------------- values
 
+MAX_WHY = 400  # characters of an Unknown's expression and reason
+
 
 @dataclass(frozen=True)
 class Unknown:
@@ -17,6 +19,14 @@ class Unknown:
     expr: str
     why: str
     path: str | None = None
+
+    def __post_init__(self) -> None:
+        # A reason quoting the reason it depends on, each step of a loop: kept short, or
+        # the messages alone grow quadratically with the steps (and so does the time).
+        if len(self.why) > MAX_WHY:
+            object.__setattr__(self, "why", self.why[: MAX_WHY - 3] + "...")
+        if len(self.expr) > MAX_WHY:
+            object.__setattr__(self, "expr", self.expr[: MAX_WHY - 3] + "...")
 
     def __repr__(self) -> str:
         return f"Unknown({self.expr!r}: {self.why})"

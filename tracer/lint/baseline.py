@@ -50,7 +50,7 @@ def _baseline_keys(data: bytes) -> list[Identity]:
         doc = json.loads(data)
         return [Identity(e["slug"], e.get("protocol") or "", e.get("entry") or "", e.get("anchor") or "",
                          e["fingerprint"]) for e in doc["findings"]]
-    except (ValueError, KeyError, TypeError) as exc:
+    except (ValueError, KeyError, TypeError, RecursionError) as exc:
         raise UsageError(f"baseline file is not a tracer baseline: {exc}") from None
 
 

@@ -162,3 +162,16 @@ class ChangedLines:
                 old.append((a, a + b - 1) if b else (a + 1, a))
                 new.append((c, c + d - 1) if d else (c + 1, c))
         return FileDiff(tuple(old), tuple(new))
+
+
+def refuse_submodules(root: Path, commit: str, prefix: str) -> None:
+    """A git submodule inside the package: the base revision holds only its commit id (a
+    gitlink), the working tree its files, so the re-trace and ``--full`` would judge different
+    trees. lint says so in one line (exit 2) instead of answering either way."""
+    staged = git(root, "ls-files", "--stage", "-z", "--", prefix or ".")
+    based = git(root, "ls-tree", "-r", "-z", "--full-tree", commit, "--", prefix or ".") if commit else ""
+    found = sorted({entry.split("\t", 1)[-1] for entry in (staged + "\0" + based).split("\0")
+                    if entry.startswith("160000 ")})
+    if found:
+        raise UsageError(f"{found[0]} is a git submodule inside the package {prefix or '.'}; tracer lint compares "
+                         "the package's own files and cannot judge a submodule's (run `tracer scan` on the checkout)")

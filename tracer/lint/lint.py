@@ -43,7 +43,7 @@ from tracer.lint.base import base_record
 from tracer.lint.baseline import _baseline_keys, read_baseline
 from tracer.lint.fingerprint import add_fingerprints, identities, match, message_likeness
 from tracer.lint.gate import blob_at
-from tracer.lint.git import ChangedLines, changed_files, repo_root
+from tracer.lint.git import ChangedLines, changed_files, refuse_submodules, repo_root
 from tracer.lint.records import MAX_RECORD_BYTES, RECORD_VERSION, NeedFullScan, Options, lint_cache_dir, package_prefix
 from tracer.lint.retrace import full_head, retrace
 from tracer.lint.suppress import SourceLines, apply_to_json, parse_suppression
@@ -69,6 +69,7 @@ def lint(start: str | Path = ".", base_ref: str | None = None, config: LintConfi
     options = options or Options(config.protocols, config.rules, None, True, 0)
     commit, touched = changed_files(root, base_ref)
     prefix = package_prefix(root, options)
+    refuse_submodules(root, commit, prefix)
     relevant = [p for p in touched if p == prefix or p.startswith(prefix + "/")]
     if baseline_bytes is None:
         baseline_bytes = read_baseline(root, config)

@@ -19,4 +19,17 @@ def write_bytes_file(path: str | Path, data: bytes, root: str | Path | None = No
 
 
 def write_text_file(path: str | Path, text: str, root: str | Path | None = None) -> Path:
-    return write_bytes_file(path, text.encode("utf-8"), root)
+    return write_bytes_file(path, utf8(text), root)
+
+
+def utf8(text: str) -> bytes:
+    """UTF-8 of ``text``; a file name that is not UTF-8 (its bytes kept by Python as lone
+    surrogates) is written as ``\\xNN`` escapes instead of failing the whole report."""
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        try:
+            raw = text.encode("utf-8", "surrogateescape")
+        except UnicodeEncodeError:
+            return text.encode("utf-8", "backslashreplace")
+        return raw.decode("utf-8", "backslashreplace").encode("utf-8")

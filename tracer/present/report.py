@@ -41,6 +41,7 @@ from tracer.present.graphs import findings_of, page_name, protocol_graph
 from tracer.present.report_pages import Excerpts, _e, anchor, chain_name, index_main, model_main
 from tracer.present.report_source import FOLDER, SourceLinks, source_page, write_sources
 from tracer.present.text import TextOptions, shown_findings
+from tracer.safeio.write import Unwritable, make_folder
 
 
 def _assets_dir() -> Any:
@@ -108,8 +109,10 @@ def _folder(path: Path) -> Path:
     """A folder the report writes into: created, never a link."""
     if path.is_symlink():
         raise UsageError(f"{path}: is a symbolic link; tracer report does not write through links")
-    path.mkdir(parents=True, exist_ok=True)
-    return path
+    try:
+        return make_folder(path)
+    except Unwritable as exc:  # a folder on the way is a link
+        raise UsageError(str(exc)) from None
 
 
 def build_report(scan: ScanResult, out_dir: Path, source_root: Path | None = None, jobs: int | None = None,  # type: ignore[type-arg]

@@ -108,7 +108,7 @@ def load_entry(path: Path, root: Path, limit: int) -> bytes | None:
 
 def store_entry(path: Path, root: Path, payload: bytes) -> bool:
     """Write an authenticated entry (temp + rename, never through a link); False when it could not be."""
-    if not usable_for(root):
+    if not usable_for(root) or Path(root).is_symlink():  # a cache folder that is a link (`lint -> /elsewhere`)
         return False
     try:
         write_bytes(path, seal(path.name, payload), root)

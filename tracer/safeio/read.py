@@ -13,9 +13,11 @@ is read here.
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 from pathlib import Path
+from typing import Any
 
 _FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
 _KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a device"),
@@ -97,3 +99,35 @@ def read_or_none(path: str | Path, limit: int, root: str | Path | None = None, c
         return read_bytes(path, limit, root, cut)
     except Unreadable:
         return None
+
+
+MAX_JSON_DIGITS = 4000  # Python refuses to convert longer integers (sys.get_int_max_str_digits: 4300)
+
+
+class _LongInteger(ValueError):
+    pass
+
+
+def _parse_int(text: str) -> int:
+    if len(text.lstrip("-")) > MAX_JSON_DIGITS:
+        raise _LongInteger(len(text.lstrip("-")))
+    return int(text)
+
+
+def load_json(data: str | bytes, path: str | Path) -> Any:
+    """JSON from a file tracer read, or :class:`Unreadable` with one line saying why: not
+    UTF-8, not JSON (line and column), nesting deeper than the reader follows, or an integer
+    of more digits than Python converts (a 5,000-digit layer count)."""
+    try:
+        text = data.decode("utf-8") if isinstance(data, bytes) else data
+        return json.loads(text, parse_int=_parse_int)
+    except UnicodeDecodeError as exc:
+        raise Unreadable(path, f"is not UTF-8 ({exc.reason} at byte {exc.start})") from None
+    except RecursionError:
+        raise Unreadable(path, "nests deeper than tracer reads JSON (about 1,000 levels)") from None
+    except _LongInteger as exc:
+        raise Unreadable(path, f"holds an integer of {exc.args[0]:,} digits (at most {MAX_JSON_DIGITS:,} are read)") from None
+    except json.JSONDecodeError as exc:
+        raise Unreadable(path, f"is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
+    except ValueError as exc:  # e.g. a float Python cannot hold
+        raise Unreadable(path, f"is not valid JSON ({exc})") from None

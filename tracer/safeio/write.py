@@ -76,7 +76,37 @@ def check_target(path: str | Path, root: str | Path | None = None) -> Path:
             step = step / part
             if step.is_symlink():
                 raise Unwritable(target, f"{step} is a symbolic link; tracer does not write through links")
+    check_folders_below_cwd(target)
     return target
+
+
+def make_folder(path: str | Path) -> Path:
+    """Create an output folder (and its parents), never through a link below the working folder."""
+    folder = Path(path)
+    check_folders_below_cwd(folder / "_")
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def check_folders_below_cwd(path: str | Path) -> None:
+    """No folder on the way to ``path`` below the working folder is a link: a checkout that
+    ships ``results -> /elsewhere`` must not get ``-o results/x.sarif`` written there. (The
+    working folder and what lies above it are the user's; a path elsewhere is checked only
+    by ``root``.)"""
+    try:
+        cwd = Path(os.getcwd())
+    except OSError:
+        return
+    absolute = Path(os.path.abspath(path))
+    try:
+        relative = absolute.relative_to(cwd)
+    except ValueError:
+        return
+    step = cwd
+    for part in relative.parts[:-1]:
+        step = step / part
+        if step.is_symlink():
+            raise Unwritable(path, f"{step} is a symbolic link; tracer does not write through links")
 
 
 def write_bytes(path: str | Path, data: bytes, root: str | Path | None = None, mode: int | None = None) -> Path:

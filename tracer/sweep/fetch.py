@@ -3,6 +3,7 @@ file), unpack only ``<pkg>/**/*.py``. Nothing downloaded is ever built or run.""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -16,6 +17,8 @@ from pathlib import Path
 
 from tracer.model.errors import UsageError
 from tracer.safeio.auth import load_entry, store_entry
+from tracer.safeio.write import write_bytes
+from tracer.sweep.index import PipSettings, pip_settings, read_url, sdist_candidates
 
 _SPEC = re.compile(r"^\s*([A-Za-z0-9_.\-]+)\s*==\s*([^.\s][^\s]*?)\s*(?:\.\.\s*([^\s]+))?\s*$")
 
@@ -47,7 +50,7 @@ def _is_prerelease(version: str) -> bool:
 
 def available_versions(package: str, cache: Path) -> tuple[list[str], str]:
     """Versions on the index (pip index versions), else those already cached."""
-    cmd = [sys.executable, "-m", "pip", "index", "versions", package, "--disable-pip-version-check"]
+    cmd = [sys.executable, "-P", "-m", "pip", "index", "versions", package, "--disable-pip-version-check"]
     try:
         out = subprocess.run(cmd, capture_output=True, text=True, timeout=120, check=False)
         match = re.search(r"Available versions:\s*(.+)", out.stdout)
@@ -89,7 +92,7 @@ def download(package: str, version: str, wheels: Path) -> tuple[str, str]:
     wheels.mkdir(parents=True, exist_ok=True)
     reasons = []
     # A wheel is data; pip never builds anything for --only-binary.
-    cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--disable-pip-version-check", "-q",
+    cmd = [sys.executable, "-P", "-m", "pip", "download", "--no-deps", "--disable-pip-version-check", "-q",
            "--only-binary=:all:", f"{package}=={version}", "-d", str(wheels)]
     try:
         out = subprocess.run(cmd, capture_output=True, text=True, timeout=600, check=False)
@@ -108,30 +111,29 @@ def download(package: str, version: str, wheels: Path) -> tuple[str, str]:
     return "", "; ".join(dict.fromkeys(r for r in reasons if r)) or "not downloaded"
 
 
-def fetch_sdist(package: str, version: str, wheels: Path, index: str = "https://pypi.org/pypi") -> Path:
-    """The release's .tar.gz or .zip, by PyPI's JSON API, checked against its SHA-256.
-    Fetched as a file; pip never sees it (preparing an sdist runs its setup.py)."""
-    import urllib.request
+MAX_SDIST_BYTES = 1024 * 1024 * 1024
 
-    with urllib.request.urlopen(f"{index}/{package}/{version}/json", timeout=60) as response:  # noqa: S310
-        meta = json.loads(response.read(16 * 1024 * 1024))
-    files = [u for u in meta.get("urls", []) if u.get("packagetype") == "sdist"]
-    if not files:
-        raise ValueError("no wheel for this platform and no source distribution")
-    chosen = files[0]
-    name = Path(chosen["filename"]).name
-    if not name.endswith((".tar.gz", ".zip")) or "/" in name:
-        raise ValueError(f"unexpected source distribution name {name!r}")
-    with urllib.request.urlopen(chosen["url"], timeout=600) as response:  # noqa: S310
-        data = response.read(1024 * 1024 * 1024)
-    want = (chosen.get("digests") or {}).get("sha256")
-    if want and hashlib.sha256(data).hexdigest() != want:
-        raise ValueError(f"{name}: SHA-256 does not match the index")
-    target = wheels / name
-    tmp = target.with_name("." + name + ".part")
-    tmp.write_bytes(data)
-    tmp.replace(target)
-    return target
+
+def fetch_sdist(package: str, version: str, wheels: Path, settings: PipSettings | None = None) -> Path:
+    """The release's .tar.gz or .zip from the indexes pip is configured with (index URL,
+    extra index URLs, find-links, trusted hosts, proxy, CA bundle; ``no-index`` asks none),
+    checked against the SHA-256 the index gives. Fetched as a file; pip never sees it
+    (preparing an sdist runs its setup.py)."""
+    settings = settings or pip_settings()
+    candidates, problems = sdist_candidates(package, version, settings)
+    for name, url, want in candidates:
+        try:
+            data, _, _ = read_url(url, settings, MAX_SDIST_BYTES)
+        except (OSError, ValueError) as exc:
+            problems.append(f"{url}: {exc}")
+            continue
+        if want and hashlib.sha256(data).hexdigest() != want.lower():
+            problems.append(f"{name}: SHA-256 does not match the index")
+            continue
+        return write_bytes(wheels / Path(name).name, data, wheels)  # temp + rename, never through a link
+    where = ", ".join(settings.index_urls) if not settings.no_index else "no index (pip: no-index)"
+    raise ValueError(f"no wheel for this platform and no source distribution on {where}"
+                     + (f" ({'; '.join(problems[:3])})" if problems else ""))
 
 
 def _cached_archive(package: str, version: str, wheels: Path) -> Path | None:
@@ -144,9 +146,18 @@ def _cached_archive(package: str, version: str, wheels: Path) -> Path | None:
     return None
 
 
-UNPACK_RULE = "2"  # bump when what unpack() keeps changes: older folders are unpacked again
+UNPACK_RULE = "3"  # bump when what unpack() keeps changes: older folders are unpacked again
 MAX_MEMBER_BYTES = 64 * 1024 * 1024  # a .py member bigger than this is refused (the scan parses 1 MiB at most)
-MAX_UNPACKED_BYTES = 2 * 1024 * 1024 * 1024  # all members together (a zip bomb is a failed release)
+MAX_UNPACKED_BYTES = 2 * 1024 * 1024 * 1024  # all members together, whatever the archive
+# Python sources compress ~4x (SGLang 0.5.23: a 37 MiB wheel holds 65 MiB of .py; 0.4.9: 1.5 MiB, 5 MiB):
+# more than this per archive byte is a zip bomb, refused before it fills the download cache.
+UNPACKED_PER_ARCHIVE_BYTE = 16
+UNPACKED_FLOOR = 64 * 1024 * 1024
+
+
+def unpack_bound(archive: str | Path) -> int:
+    """The most bytes one release may unpack to: 64 MiB + 16 x its archive, at most 2 GiB."""
+    return min(MAX_UNPACKED_BYTES, UNPACKED_FLOOR + UNPACKED_PER_ARCHIVE_BYTE * os.path.getsize(archive))
 
 
 def archive_sha256(archive: str | Path) -> str:
@@ -157,8 +168,45 @@ def archive_sha256(archive: str | Path) -> str:
     return digest.hexdigest()
 
 
-def _marker(archive_name: str, sha256: str, count: int) -> bytes:
-    return json.dumps({"rule": UNPACK_RULE, "archive": archive_name, "sha256": sha256, "files": count}).encode()
+def tree_digest(folder: Path) -> str | None:
+    """SHA-256 over every file under ``folder`` (sorted relative path, size, SHA-256 of the
+    bytes), the marker aside; None when the folder holds anything unpack() never writes (a
+    link, a FIFO, a device): such a folder is not as it was unpacked."""
+    entries = []
+    stack = [folder]
+    while stack:
+        current = stack.pop()
+        try:
+            with os.scandir(current) as listing:
+                children = sorted(listing, key=lambda e: e.name)
+        except OSError:
+            return None
+        for entry in children:
+            if entry.is_symlink():
+                return None
+            if entry.is_dir(follow_symlinks=False):
+                stack.append(Path(entry.path))
+                continue
+            if not entry.is_file(follow_symlinks=False):
+                return None
+            relative = os.path.relpath(entry.path, folder).replace(os.sep, "/")
+            if relative == _UNPACKED_MARK:
+                continue
+            digest, size = hashlib.sha256(), 0
+            try:
+                with open(entry.path, "rb") as fh:
+                    for block in iter(lambda: fh.read(1 << 20), b""):
+                        digest.update(block)
+                        size += len(block)
+            except OSError:
+                return None
+            entries.append(f"{relative}\0{size}\0{digest.hexdigest()}")
+    return hashlib.sha256("\n".join(sorted(entries)).encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def _marker(archive_name: str, sha256: str, count: int, tree: str) -> bytes:
+    return json.dumps({"rule": UNPACK_RULE, "archive": archive_name, "sha256": sha256, "files": count,
+                       "tree": tree}).encode()
 
 
 def unpacked_from(target: Path) -> dict | None:
@@ -166,7 +214,7 @@ def unpacked_from(target: Path) -> dict | None:
     payload = load_entry(target / _UNPACKED_MARK, target, 64 * 1024)
     try:
         mark = json.loads(payload) if payload is not None else None
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     return mark if isinstance(mark, dict) and mark.get("rule") == UNPACK_RULE else None
 
@@ -174,33 +222,36 @@ def unpacked_from(target: Path) -> dict | None:
 def unpack(package: str, version: str, archive: str, cache: Path) -> str:
     """Unpack only ``<package>/**/*.py`` into ``cache/<package>-<version>``, as data.
 
-    A folder is reused only when its authenticated marker names this archive's SHA-256
-    and the current unpack rule (a folder left by an older rule, another archive or
-    anyone else is unpacked again, never trusted). Members are read one by one,
-    bounded; names that leave the folder, links and devices are skipped."""
+    A folder is reused only when its authenticated marker names this archive's SHA-256,
+    the current unpack rule and the digest of the files now under it (a file edited,
+    added or removed in the cache, or a folder left by an older rule, another archive or
+    anyone else, is unpacked again, never trusted). Members are read one by one, bounded
+    (``unpack_bound``: a bomb is refused and its archive and partial folder removed); names
+    that leave the folder, links and devices are skipped."""
     target = cache / f"{package}-{version}"
     top = package.replace("-", "_")
     sha256 = archive_sha256(archive)
     mark = unpacked_from(target)
-    if mark is not None and mark.get("sha256") == sha256:
+    if mark is not None and mark.get("sha256") == sha256 and mark.get("tree") == tree_digest(target):
         return str(target)
     partial = cache / f".{package}-{version}.partial"
     shutil.rmtree(partial, ignore_errors=True)
     partial.mkdir(parents=True)
     pattern = re.compile(rf"^(?:[^/]+/)?(?:python/)?({re.escape(top)}/.*\.py)$")
     count = total = 0
+    bound = unpack_bound(archive)
 
     def keep(relative: str, name: str, size: int, read) -> None:
         nonlocal count, total
         if size > MAX_MEMBER_BYTES:
-            raise ValueError(f"{name}: {size} bytes; members over {MAX_MEMBER_BYTES >> 20} MiB are refused")
+            raise BombError(f"{name}: {size} bytes; members over {MAX_MEMBER_BYTES >> 20} MiB are refused")
+        if total + size > bound:
+            raise BombError(f"{Path(archive).name} unpacks to more than {bound >> 20} MiB (a zip bomb?); refused")
         data = read(MAX_MEMBER_BYTES + 1)
         total += len(data)
-        if len(data) > MAX_MEMBER_BYTES or total > MAX_UNPACKED_BYTES:
-            raise ValueError(f"{name}: unpacks to more than its bound (a zip bomb?)")
-        dest = partial / relative
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        dest.write_bytes(data)
+        if len(data) > MAX_MEMBER_BYTES or total > bound:
+            raise BombError(f"{name}: unpacks to more than its bound (a zip bomb?)")
+        write_bytes(partial / relative, data, partial)  # never through a link
         count += 1
 
     try:
@@ -228,14 +279,24 @@ def unpack(package: str, version: str, archive: str, cache: Path) -> str:
                         keep(match.group(1), member.name, member.size, src.read)
         if not count:
             raise ValueError(f"{Path(archive).name} holds no {top}/**/*.py")
-        if not store_entry(partial / _UNPACKED_MARK, partial, _marker(Path(archive).name, sha256, count)):
+        tree = tree_digest(partial)
+        if tree is None or not store_entry(partial / _UNPACKED_MARK, partial, _marker(Path(archive).name, sha256, count, tree)):
             raise OSError(f"cannot write {partial / _UNPACKED_MARK}")
+    except BombError:
+        shutil.rmtree(partial, ignore_errors=True)
+        with contextlib.suppress(OSError):
+            os.unlink(archive)  # the download cache keeps no bomb
+        raise
     except BaseException:
         shutil.rmtree(partial, ignore_errors=True)
         raise
     shutil.rmtree(target, ignore_errors=True)
     os.replace(partial, target)
     return str(target)
+
+
+class BombError(ValueError):
+    """An archive that unpacks past its bound."""
 
 
 def default_download_cache() -> Path:
