@@ -84,10 +84,19 @@ class _StubMeta(type):
         return f"<stub {cls._stub_name}>"
 
 
+def _any_schema(cls, source, handler):
+    """pydantic: a stub used as a field type validates anything (vLLM's
+    protocol models annotate fields with optional packages' classes)."""
+    from pydantic_core import core_schema
+
+    return core_schema.any_schema()
+
+
 def _make_stub(dotted: str):
     USAGE.touch(dotted)
     stub = _StubMeta(dotted.rsplit(".", 1)[-1], (), {"_stub_name": dotted,
-                                                    "_stub_is_root_attr": True})
+                                                    "_stub_is_root_attr": True,
+                                                    "__get_pydantic_core_schema__": classmethod(_any_schema)})
     return stub
 
 
@@ -218,11 +227,13 @@ def _really_importable(root: str) -> bool:
         return False
 
 
-def install(roots: Iterable[str]) -> list[str]:
-    """Stub every root in ``roots`` that is not really importable; return the
-    roots stubbed by this call and earlier ones."""
+def install(roots: Iterable[str], force: Iterable[str] = ()) -> list[str]:
+    """Stub every root in ``roots`` that is not really importable, and every
+    root in ``force`` (installed, but at a version the framework cannot
+    import); return the roots stubbed by this call and earlier ones."""
     global _FINDER
-    missing = [r for r in roots if not _really_importable(r)]
+    forced = list(force)
+    missing = [r for r in roots if r not in forced and not _really_importable(r)] + forced
     if "torchvision" in missing:
         # transformers caches whether torchvision exists; pin it to the truth
         # before the stub makes the name importable
