@@ -10,8 +10,9 @@
 #   scan-vllm-*.json     `tracer scan --format json` of each release (made on the CPU box)
 # Usage: bash examples/verify-h200/run-vllm.sh OUT_DIR JOBS NAME:RELEASE:DRAFT[:ENTRY,ENTRY...] ...
 set -u
-dest=${1:?OUT_DIR}; jobs=${2:-14}; shift 2
-b=build/verify-bundle
+final=${1:?OUT_DIR}; jobs=${2:-14}; shift 2
+dest=/tmp/vllm-verify-out  # everything lands here, then one tarball in OUT_DIR
+b=${BUNDLE:-build/verify-bundle}
 mkdir -p "$dest"
 t0=$(date +%s)
 python3 - <<'PY' > "$dest/machine-vllm.txt" 2>&1
@@ -32,11 +33,12 @@ for spec in "$@"; do
   for e in ${entries//,/ }; do extra+=(--entry "$e"); done
   cmd=(python3 -P -m tracer.verify.cli --all --device cuda -j "$jobs" --timeout 240 --memory 16000
        --work-dir "/tmp/work-$name" --framework /tmp/vllm-$release --scan-json $b/scan-vllm-$release.json
-       --draft-config examples/verify-h200/drafts/$draft "${extra[@]}" -o "$dest/$name.json")
+       --draft-config examples/verify-h200/drafts/$draft --include-broken "${extra[@]}" -o "$dest/$name.json")
   echo "${cmd[*]}" > "$dest/$name.command"
-  timeout 400 "${cmd[@]}" > "$dest/$name.txt" 2> "$dest/$name.progress"
+  timeout "${RELEASE_LIMIT:-400}" "${cmd[@]}" > "$dest/$name.txt" 2> "$dest/$name.progress"
   echo "$name: exit $? after $(( $(date +%s) - t0 )) s"
   tail -12 "$dest/$name.txt"
   tar -C /tmp -czf "$dest/$name-worker-logs.tgz" "work-$name" 2>/dev/null
 done
 echo "total $(( $(date +%s) - t0 )) s"
+mkdir -p "$final" && tar -C "$dest" -czf "$final/vllm-verify.tgz" .

@@ -210,7 +210,9 @@ class _StubFinder(importlib.abc.MetaPathFinder):
         self.roots = set(roots)
 
     def find_spec(self, fullname, path=None, target=None):
-        if fullname.split(".")[0] in self.roots:
+        # a root is a top-level package, or a dotted subpackage of a real one
+        if fullname.split(".")[0] in self.roots or any(
+                "." in root and (fullname == root or fullname.startswith(root + ".")) for root in self.roots):
             return importlib.machinery.ModuleSpec(fullname, _StubLoader(), is_package=True)
         return None
 

@@ -35,6 +35,20 @@ STUB_ROOTS = ["psutil", "zmq", "cbor2", "aiohttp", "openai_harmony", "pybase64",
               "setproctitle", "starlette", "uvicorn", "anthropic", "ijson", "openai", "cloudpickle"]
 # never stubbed: packages transformers or vLLM probe with find_spec (has_deep_gemm(), is_librosa_available()):
 # a stub would make them look installed
+# compiled extensions the CUDA platform module imports unconditionally ("trigger op
+# registration"): an empty module stands in; any op of theirs is then missing from
+# torch.ops, so a call fails loudly
+HARD_EXTENSIONS = ["vllm._C_stable_libtorch", "vllm._C"]
+# capability queries some releases ask the compiled extension at import time
+# (0.11: w8a8_utils CUTLASS_FP8_SUPPORTED = cutlass_fp8_supported()): answered
+# "not supported", so no cutlass path is taken
+QUERY_OPS = ["cutlass_scaled_mm_supports_fp4", "cutlass_scaled_mm_supports_fp8",
+             "cutlass_scaled_mm_supports_block_fp8", "cutlass_sparse_scaled_mm_supported",
+             "cutlass_group_gemm_supported"]
+# packages of the release that refuse to import without their compiled kernels
+# (vllm_flash_attn raises ImportError when _vllm_fa2_C / _vllm_fa3_C are absent):
+# an import-only stub module, loud when called
+STUB_SUBPACKAGES = {"vllm.vllm_flash_attn": "vllm.vllm_flash_attn._vllm_fa2_C"}
 # installed here at versions the release cannot import (openai's types move between versions)
 FORCED_STUBS = ["openai"]
 MAX_SLOTS = 64  # KV slots per attention layer (= positions)
@@ -68,6 +82,7 @@ def prepare(release_root: str, device: str) -> None:
     if release_root not in sys.path:
         sys.path.insert(0, release_root)
     stubs.install(STUB_ROOTS, force=FORCED_STUBS)
+    _empty_extensions(release_root)
     import vllm.model_executor.models.registry as registry
 
     if hasattr(registry, "_run_in_subprocess"):
@@ -76,6 +91,113 @@ def prepare(release_root: str, device: str) -> None:
     _patch_attention_selection()
     _patch_attention_forward()
     _patch_fused_moe()
+    _loud_op_namespaces()
+
+
+# imported before torch.ops lookups turn loud: their import-time
+# `hasattr(torch.ops._C, op)` probes must see the truth (absent)
+_PROBING_MODULES = ["vllm._custom_ops", "vllm.model_executor.layers.activation",
+                    "vllm.model_executor.layers.layernorm", "vllm.model_executor.layers.linear",
+                    "vllm.model_executor.layers.rotary_embedding", "vllm.model_executor.layers.quantization",
+                    "vllm.model_executor.layers.vocab_parallel_embedding", "vllm.model_executor.models.utils",
+                    "vllm.model_executor.layers.fused_moe"]
+
+
+def _loud_op_namespaces() -> None:
+    import importlib
+
+    for name in _PROBING_MODULES:
+        try:
+            importlib.import_module(name)
+        except Exception:
+            pass
+    import torch
+
+    for namespace in OP_NAMESPACES:
+        real = getattr(torch.ops, namespace)
+        if not isinstance(real, _LoudNamespace):
+            setattr(torch.ops, namespace, _LoudNamespace(namespace, real))
+    _note("torch.ops." + ", torch.ops.".join(OP_NAMESPACES) + ": an op the absent extensions would register "
+          "fails loudly when called (looking it up, as layer constructors do, is allowed); the capability "
+          "queries " + ", ".join(QUERY_OPS) + " answer False")
+
+
+def _empty_extensions(release_root: str) -> None:
+    import importlib.util
+    import types
+
+    for name in HARD_EXTENSIONS:
+        try:
+            spec = importlib.util.find_spec(name)
+        except (ImportError, ValueError):
+            spec = None
+        if spec is None and name not in sys.modules:
+            module = types.ModuleType(name)
+            module.__file__ = f"<absent compiled extension {name}>"
+            sys.modules[name] = module
+            _note(f"{name}: absent compiled extension, an empty module (its ops are not registered)")
+    import torch
+
+    for op in QUERY_OPS:  # asked at import time (0.11's w8a8_utils), before the namespaces turn loud
+        if hasattr(torch.ops._C, op):
+            continue
+        try:
+            lib = torch.library.Library("_C", "FRAGMENT")
+            lib.define(f"{op}(int cuda_device_capability) -> bool")
+            lib.impl(op, lambda cap: False, "CompositeExplicitAutograd")
+            _KEEP.append(lib)
+        except Exception:
+            continue
+    from . import stubs
+
+    import glob
+
+    for package, extension in STUB_SUBPACKAGES.items():
+        # on disk, not find_spec (which would import the package being judged)
+        present = bool(glob.glob(os.path.join(release_root, *extension.split(".")) + "*.so"))
+        if not present and package not in sys.modules:
+            stubs.install([], force=[package])
+            _note(f"{package}: its compiled kernels are absent; an import-only stub (loud when called)")
+
+
+_KEEP: list = []
+# compiled ops with a plain-torch meaning that a path under test needs
+NATIVE_OPS = {"weak_ref_tensor": (lambda tensor: tensor, "the tensor itself (a strong reference; vLLM's "
+                                  "CUDAGraphWrapper keeps only weak ones, a memory matter, not a value one)")}
+OP_NAMESPACES = ["_C", "_moe_C", "_C_cache_ops", "_C_custom_ar"]
+
+
+class _LoudOp:
+    def __init__(self, name: str):
+        self._name = name
+
+    def __getattr__(self, name):  # op.default, op.overload ...
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return self
+
+    def __call__(self, *args, **kwargs):
+        from .stubs import StubCalled
+
+        raise StubCalled(f"compiled op torch.ops.{self._name} called (its extension is absent)")
+
+
+class _LoudNamespace:
+    def __init__(self, name: str, real):
+        self._name, self._real = name, real
+
+    def __getattr__(self, op):
+        try:
+            return getattr(self._real, op)
+        except AttributeError:
+            if op.startswith("__"):
+                raise
+            if op in QUERY_OPS:
+                return lambda *args, **kwargs: False
+            if op in NATIVE_OPS:
+                _note(f"torch.ops.{self._name}.{op}: {NATIVE_OPS[op][1]}")
+                return NATIVE_OPS[op][0]
+            return _LoudOp(f"{self._name}.{op}")
 
 
 def _patch_attention_selection() -> None:
@@ -110,6 +232,16 @@ def _patch_attention_selection() -> None:
 
     if hasattr(selector, "_cached_get_attn_backend"):
         selector._cached_get_attn_backend = pick
+    try:  # 0.33: MLA layers also pick a prefill backend (none takes float32 on CUDA)
+        from vllm.v1.attention.backends.mla.prefill import cpu_sdpa
+        from vllm.v1.attention.backends.mla.prefill import selector as prefill_selector
+
+        prefill_cls = next(v for k, v in vars(cpu_sdpa).items() if k.endswith("Backend")
+                           and isinstance(v, type) and v.__module__ == cpu_sdpa.__name__)
+        prefill_selector._auto_select_mla_prefill_backend = lambda *a, **k: prefill_cls
+        _note(f"MLA prefill backend selection: {prefill_cls.__name__} (pure torch) for construction only")
+    except Exception:
+        pass
     _note("attention backend selection: FlexAttentionBackend (MLA: TritonMLABackend) for construction only")
 
 
