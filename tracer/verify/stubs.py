@@ -24,7 +24,7 @@ from collections.abc import Iterable
 # Roots the capture path imports but never runs (see runtime-harness-notes).
 DEFAULT_ROOTS = ["torchvision", "orjson", "psutil", "pybase64", "requests", "triton", "starlette", "fastapi", "zmq", "IPython", "aiohttp", "tvm_ffi", "sentencepiece", "compressed_tensors", "gguf", "einops", "partial_json_parser", "uvicorn", "uvloop", "setproctitle"]
 # Imported by CUDA-guarded code only, or (0.5.6) hard-imported by a MoE runner.
-CUDA_ROOTS = ["sgl_kernel", "cutlass"]
+CUDA_ROOTS = ["sgl_kernel", "cutlass", "flashinfer", "deep_gemm", "quack"]
 OLD_RELEASE_ROOTS = ["sgl_kernel", "vllm"]
 
 

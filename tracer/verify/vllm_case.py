@@ -311,7 +311,7 @@ FILLS: dict[str, Any] = {"n_layer": "num_hidden_layers", "use_mup": False, "scor
                          "hybrid_layer_pattern": "zeros", "route_scale": 1.0, "n_group": 1, "topk_group": 1}
 
 
-def _fill(case: "Case", exc: BaseException) -> bool:
+def _fill(case: Case, exc: BaseException) -> bool:
     import re
 
     from . import derive

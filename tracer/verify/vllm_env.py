@@ -148,9 +148,9 @@ def _empty_extensions(release_root: str) -> None:
             _KEEP.append(lib)
         except Exception:
             continue
-    from . import stubs
-
     import glob
+
+    from . import stubs
 
     for package, extension in STUB_SUBPACKAGES.items():
         # on disk, not find_spec (which would import the package being judged)
@@ -367,18 +367,32 @@ def _native_moe(self, hidden_states, router_logits, *args, **kwargs):
     return out.to(hidden_states.dtype).reshape(*shape[:-1], w2.shape[1])
 
 
-def _native_experts(x, w13, w2, topk_weights, topk_ids, on_input=False):
-    """sum_k w_k * down_e(silu(gate_e x) * up_e x) for the chosen experts e."""
+def _native_experts(x, w13, w2, topk_weights, topk_ids, on_input=False, activation="silu"):
+    """sum_k w_k * down_e(act(gate_e x) * up_e x) for the chosen experts e (a
+    non-gated layer, whose w13 holds no up half: down_e(act(w1_e x)))."""
     import torch
     import torch.nn.functional as F
+
+    gated = w13.shape[1] == 2 * w2.shape[2]
+    name = str(activation).lower()
+
+    def act(v):
+        if "relu2" in name or "relu_squared" in name:
+            return F.relu(v).square()
+        return F.gelu(v) if "gelu" in name else F.silu(v)
 
     out = torch.zeros(x.shape[0], w2.shape[1], dtype=torch.float32, device=x.device)
     for slot in range(topk_ids.shape[-1]):
         e = topk_ids[:, slot].long()
         w = topk_weights[:, slot:slot + 1].float()
         xin = x.float() * w if on_input else x.float()
-        gate, up = torch.einsum("th,tih->ti", xin, w13[e].float()).chunk(2, dim=-1)
-        y = torch.einsum("ti,thi->th", F.silu(gate) * up, w2[e].float())
+        h = torch.einsum("th,tih->ti", xin, w13[e].float())
+        if gated:
+            gate, up = h.chunk(2, dim=-1)
+            h = act(gate) * up
+        else:
+            h = act(h)
+        y = torch.einsum("ti,thi->th", h, w2[e].float())
         out += y if on_input else w * y
     return out.to(x.dtype)
 
@@ -419,7 +433,8 @@ def _patch_fused_moe() -> None:
 
     def apply(self, layer, x, topk_weights, topk_ids, shared_experts=None, shared_experts_input=None, **_):
         return _native_experts(x, layer.w13_weight, layer.w2_weight, topk_weights, topk_ids,
-                               bool(getattr(layer, "apply_router_weight_on_input", False)))
+                               bool(getattr(layer, "apply_router_weight_on_input", False)),
+                               getattr(getattr(layer, "activation", None), "value", getattr(layer, "activation", "silu")))
 
     method.apply = apply
     method.forward_native = apply
