@@ -4,7 +4,8 @@
 # bundle in build/verify-bundle/ (README.md beside this file says how it is made):
 #   whl/*.whl            packages the H200 image lacks (cp312): pydantic, pydantic_core,
 #                        annotated_types, typing_inspection, typing_extensions, transformers
-#                        5.19.0, huggingface_hub, cloudpickle, msgspec, cbor2, dill, pyyaml, click
+#                        5.19.0, cloudpickle, cachetools, msgspec, cbor2, dill, pyyaml, click
+#                        (not huggingface_hub: 2.x needs httpx2; the image's is used)
 #   vllm-0.33.0.tar.xz   the vllm 0.33.0 wheel's .py/.json files (no compiled extension)
 #   vllm-0.11.0.tar.xz   the same of vllm 0.11.0
 #   scan-vllm-*.json     `tracer scan --format json` of each release (made on the CPU box)
