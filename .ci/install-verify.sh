@@ -22,4 +22,9 @@ for version in ("0.5.23", "0.5.6"):
         print("sglang", version, "->", release_dir(version, full=True))
     except ReleaseUnavailable as exc:  # PyPI out of reach: the tests skip too
         print("sglang", version, "not cached:", exc)
+# vLLM 0.33.0's .py files: tests/test_verify_vllm.py runs its LlamaForCausalLM on the CPU
+try:
+    print("vllm 0.33.0 ->", release_dir("0.33.0", "vllm"))
+except ReleaseUnavailable as exc:
+    print("vllm 0.33.0 not cached:", exc)
 PY

@@ -19,11 +19,12 @@ from tracer.verify.runs import DEFAULT_TINY_LAYERS, _draft_raw, render_table, ru
                    + ", ".join(e for f in FAMILIES.values() for e in f.entries)
                    + "; any other entry class is derived from the release. With --all: run only these.")
 @click.option("--render", "render_file", type=click.Path(exists=True, dir_okay=False), default=None,
-              help="print a saved `--all` JSON report (with --format text or markdown) and exit")
+              help="print a saved `--all` JSON report (with --format text or markdown) and exit; with "
+                   "--scan-json (and --framework), its static side computed again here (-o: saved)")
 @click.option("--all", "run_all", is_flag=True,
               help="every entry class the static scan calls ok, each in its own process")
 @click.option("--protocol", "protocols", multiple=True,
-              type=click.Choice(["sglang-eagle3", "sglang-dflash"]),
+              type=click.Choice(["sglang-eagle3", "sglang-dflash", "vllm-eagle3"]),
               help="with --all: the protocols to run (default: both, where the release has them)")
 @click.option("--include-broken", is_flag=True, help="with --all: the entry classes the scan calls broken too")
 @click.option("-j", "--jobs", type=int, default=2, show_default=True, help="with --all: worker processes at once")
@@ -47,7 +48,7 @@ from tracer.verify.runs import DEFAULT_TINY_LAYERS, _draft_raw, render_table, ru
               help=f"decoder layers (default: the target's, or {DEFAULT_TINY_LAYERS} for a tiny config)")
 @click.option("--device", type=click.Choice(["auto", "cpu", "cuda"]), default="auto", show_default=True)
 @click.option("--framework", type=click.Path(exists=True, file_okay=False), default=None,
-              help="folder holding the sglang package of a release (default: the installed one)")
+              help="folder holding the sglang (or, with --all, vllm) package of a release (default: the installed sglang)")
 @click.option("--paths", default="extend,decode,cuda_graph", show_default=True,
               help="paths to run; cuda_graph only on --device cuda")
 @click.option("--no-static", is_flag=True, help="skip tracer's static prediction")
@@ -73,6 +74,11 @@ def verify_command(entries, render_file, run_all, protocols, include_broken, job
         from tracer.verify import allrun
 
         report = json.loads(open(render_file).read())
+        if scan_json:  # the static side again, from this scan (and --framework: the tree it names)
+            report = allrun.restatic(report, json.loads(open(scan_json).read()), framework)
+            if output:
+                with open(output, "w") as fh:
+                    fh.write(json.dumps(report, indent=1, default=str) + "\n")
         click.echo(allrun.render_markdown(report) if fmt == "markdown" else allrun.render(report))
         sys.exit(0)
     if run_all:

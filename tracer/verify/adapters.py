@@ -367,12 +367,18 @@ class RuntimeContextAdapter(Adapter):
 
     @contextlib.contextmanager
     def attention_scope(self, backend, forward_batch):
+        import inspect
+
         from sglang.srt.model_executor.forward_context import (
             ForwardContext,
             forward_context,
         )
 
-        with forward_context(ForwardContext(attn_backend=backend), forward_batch=forward_batch):
+        if "forward_batch" in inspect.signature(forward_context).parameters:
+            scope = forward_context(ForwardContext(attn_backend=backend), forward_batch=forward_batch)
+        else:  # 0.5.21: forward_context(ctx) only
+            scope = forward_context(ForwardContext(attn_backend=backend))
+        with scope:
             yield
 
     def deepseek_mla_under_torch_native(self) -> None:

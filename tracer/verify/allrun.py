@@ -28,11 +28,47 @@ PATHS = ("extend", "decode", "cuda_graph")
 DEFAULT_LAYERS = 8
 # Default draft ids (L = 8): the fallback [2, L//2, L-3] = [2, 4, 5] differs
 # from both, so a graph captured before the configured call shows.
-DEFAULT_IDS = {"sglang-eagle3": [0, 3, 5], "sglang-dflash": [0, 3, 6]}
+DEFAULT_IDS = {"sglang-eagle3": [0, 3, 5], "sglang-dflash": [0, 3, 6], "vllm-eagle3": [0, 3, 8]}
+# vLLM's ids are the input of layer i (0: the embedding, L: after the last layer);
+# [0, 3, 8] at L = 8 reaches both ends of the loop.
+VLLM_PROTOCOLS = ("vllm-eagle3",)
+
+
+def vllm_release(framework: str | None):
+    """(root, version) when ``framework`` holds a vLLM tree, else None."""
+    if not framework:
+        return None
+    path = Path(framework).resolve()
+    if (path / "vllm" / "__init__.py").is_file():
+        root = path
+    elif path.name == "vllm" and (path / "__init__.py").is_file():
+        root = path.parent
+    else:
+        return None
+    version = "unknown"
+    text = (root / "vllm" / "_version.py").read_text() if (root / "vllm" / "_version.py").is_file() else ""
+    match = re.search(r"""(?:__version__|version)\s*(?::\s*str\s*)?=\s*['"]([^'"]+)['"]""", text)
+    if match:
+        version = match.group(1)
+    return str(root), version
 
 
 def draft_for(protocol: str, raw: dict[str, Any] | None, layers: int) -> tuple[dict[str, Any], list | None, str]:
     """(draft config, the ids the release's runner passes, where they came from)."""
+    if protocol in VLLM_PROTOCOLS:
+        # gpu_model_runner._get_eagle3_aux_layers_from_config: the draft's top-level
+        # eagle_aux_hidden_state_layer_ids, else eagle_config's; else (None) the
+        # model's get_eagle3_default_aux_hidden_state_layers()
+        if raw is None:
+            raw = {"architectures": ["LlamaForCausalLMEagle3"],
+                   "eagle_aux_hidden_state_layer_ids": DEFAULT_IDS[protocol]}
+        ids = raw.get("eagle_aux_hidden_state_layer_ids")
+        eagle = raw.get("eagle_config")
+        if not ids and isinstance(eagle, dict):
+            ids = eagle.get("eagle_aux_hidden_state_layer_ids")
+        if ids:
+            return raw, list(ids), "eagle_aux_hidden_state_layer_ids"
+        return raw, None, "none (the runner calls get_eagle3_default_aux_hidden_state_layers())"
     if protocol == "sglang-dflash":
         if raw is None:
             raw = {"dflash_config": {"target_layer_ids": DEFAULT_IDS[protocol]}, "num_hidden_layers": 3}
@@ -55,7 +91,9 @@ def draft_for(protocol: str, raw: dict[str, Any] | None, layers: int) -> tuple[d
     return raw, None, "none (the runner passes None: the model's fallback)"
 
 
-def protocol_of_draft(raw: dict[str, Any]) -> str:
+def protocol_of_draft(raw: dict[str, Any], vllm: bool = False) -> str:
+    if vllm:
+        return "vllm-eagle3"
     return "sglang-dflash" if ("dflash_config" in raw or "target_layer_ids" in raw) else "sglang-eagle3"
 
 
@@ -239,6 +277,8 @@ def build_rows(entry_results: list[dict[str, Any]], paths: list[str]) -> list[di
                 row["attention_only"] = True
             if st.get("available") and st.get("effective_layers") is not None:
                 row["static"] = st["graph_layers"] if path == "cuda_graph" else st["effective_layers"]
+                if res["protocol"] in VLLM_PROTOCOLS:  # explain names layer outputs; vLLM ids are inputs
+                    row["static"] = [None if i is None else i + 1 for i in row["static"]]
             elif st.get("available"):
                 row["static"] = "unknown"
                 row["static_why"] = (st.get("unknowns") or [""])[0]
@@ -324,11 +364,22 @@ def _counts_of(mine, rows, protocol, paths) -> dict[str, Any]:
     }
 
 
+def _framework_name(fw: dict[str, Any]) -> str:
+    return "vllm" if fw.get("layout") == "vllm" else "sglang"
+
+
+def _convention(fw: dict[str, Any]) -> str:
+    if fw.get("layout") == "vllm":
+        return ("static and runtime in vLLM's convention: id i = the input of layer i (0 = the embedding, "
+                "L = after the last layer)")
+    return "captured = outputs of layer i (-1 = embedding)"
+
+
 def render(report: dict[str, Any]) -> str:
     fw = report["framework"]
-    lines = [f"tracer verify --all: sglang {fw['version']} ({fw['layout']} layout), device {report['device']}"
-             + (f" ({report['device_name']})" if report.get("device_name") else "")
-             + f", {report['layers']} decoder layers; captured = outputs of layer i (-1 = embedding)"]
+    lines = [f"tracer verify --all: {_framework_name(fw)} {fw['version']} ({fw['layout']} layout), device "
+             f"{report['device']}" + (f" ({report['device_name']})" if report.get("device_name") else "")
+             + f", {report['layers']} decoder layers; " + _convention(fw)]
     for protocol, info in report["drafts"].items():
         lines.append(f"  {protocol}: the runner passes {_fmt(info['runner_ids'])} ({info['source']})")
     head = ["entry", "protocol", "path", "static", "runtime", "agree"]
@@ -396,7 +447,7 @@ def render(report: dict[str, Any]) -> str:
 def render_markdown(report: dict[str, Any]) -> str:
     """The rows as a Markdown table, one line per entry x protocol x path."""
     fw = report["framework"]
-    out = [f"sglang {fw['version']}, {report['device']}"
+    out = [f"{_framework_name(fw)} {fw['version']}, {report['device']}"
            + (f" ({report['device_name']})" if report.get("device_name") else "")
            + f", {report['layers']} layers; ids the runner passes: "
            + "; ".join(f"{p.removeprefix('sglang-')} {_fmt(d['runner_ids'])}" for p, d in report["drafts"].items()),
@@ -410,7 +461,7 @@ def render_markdown(report: dict[str, Any]) -> str:
             cell = runtime
         static_cell = _fmt(row["static"]) if isinstance(row["static"], list) else row["static"]
         agree = "-" if row["agree"] is None else ("yes" if row["agree"] else "**NO**")
-        file = (row.get("file") or "").removeprefix("sglang/srt/models/")
+        file = (row.get("file") or "").removeprefix("sglang/srt/models/").removeprefix("vllm/model_executor/models/")
         out.append(f"| {row['entry']} | {file} | {row['protocol'].removeprefix('sglang-')} | {row['path']} | "
                    f"{static_cell} | {cell} | {agree} |")
     return "\n".join(out)
@@ -434,9 +485,15 @@ def run_all(framework: str, device: str, protocols: list[str], include_broken: b
             scan_json: str | None = None, cache_dir: str | None = None, only: list[str] | None = None,
             work_dir: str | None = None, graph: bool | None = None, family_reference: bool = False,
             progress=None) -> dict[str, Any]:
-    from .adapters import locate
+    from .adapters import Release, locate
 
-    release = locate(framework)
+    found_vllm = vllm_release(framework)
+    if found_vllm:
+        release = Release(root=found_vllm[0], version=found_vllm[1], layout="vllm")
+        protocols = [p for p in protocols if p in VLLM_PROTOCOLS] or list(VLLM_PROTOCOLS)
+    else:
+        release = locate(framework)
+        protocols = [p for p in protocols if p not in VLLM_PROTOCOLS]
     verdicts = ("ok", "broken") if include_broken else ("ok",)
     scan_error = None
     try:
@@ -464,7 +521,7 @@ def run_all(framework: str, device: str, protocols: list[str], include_broken: b
             selected += [{"entry": qual, "protocol": p, "verdict": "unknown", "draft": False,
                           "file": qual.replace(".", "/").rsplit("/", 1)[0] + ".py"} for p in wanted]
     drafts: dict[str, dict[str, Any]] = {}
-    by_protocol = {protocol_of_draft(raw): raw for raw in draft_raws}
+    by_protocol = {protocol_of_draft(raw, bool(found_vllm)): raw for raw in draft_raws}
     for protocol in wanted:
         raw, ids, source = draft_for(protocol, by_protocol.get(protocol), layers)
         drafts[protocol] = {"raw": raw, "runner_ids": ids, "source": source}
@@ -476,13 +533,15 @@ def run_all(framework: str, device: str, protocols: list[str], include_broken: b
     grouped: dict[str, list[dict[str, Any]]] = {}
     for model in selected:
         grouped.setdefault(model["entry"], []).append(model)
-    family_of = {f"sglang.srt.models.{f.module}.{e}": k for k, f in FAMILIES.items() for e in f.entries}
+    family_of = {} if found_vllm else {
+        f"sglang.srt.models.{f.module}.{e}": k for k, f in FAMILIES.items() for e in f.entries}
     job_list = []
     for index, (entry, models) in enumerate(grouped.items()):
         name = entry.rsplit(".", 1)[-1]
         out = work / f"{index:03d}-{name}.jsonl"
         out.unlink(missing_ok=True)
-        cmd = [sys.executable, "-m", "tracer.verify.worker", "--framework", release.root, "--device", device,
+        worker = "tracer.verify.vllm_case" if found_vllm else "tracer.verify.worker"
+        cmd = [sys.executable, "-m", worker, "--framework", release.root, "--device", device,
                "--entry", entry, "--layers", str(layers), "--out", str(out)]
         for m in models:
             ids = drafts[m["protocol"]]["runner_ids"]
@@ -559,6 +618,21 @@ def run_all(framework: str, device: str, protocols: list[str], include_broken: b
     }
     if device == "cuda":
         report["device_name"] = _device_name(entry_results)
+    return report
+
+
+def restatic(report: dict[str, Any], scan_result: dict[str, Any], release_root: str | None = None) -> dict[str, Any]:
+    """The static side of a saved report computed again (here, from the configs
+    the workers ran and the drafts the report names), rows and counts rebuilt:
+    for a run whose machine had no static engine, or to check a newer one."""
+    root = release_root or report["framework"]["root"]
+    for res in report["entries"]:
+        draft = report["drafts"][res["protocol"]]["config"]
+        target = res.get("config_json") or {"num_hidden_layers": report["layers"], "hidden_size": 64}
+        res["static"] = static.predict(root, res["entry"], target, draft, res["protocol"], scan_result)
+    report["rows"] = [r for r in build_rows(report["entries"], report["paths"])]
+    report["counts"] = counts(report["entries"], report["rows"], report["paths"])
+    report["static_computed"] = {"root": root, "tool": scan_result.get("tool")}
     return report
 
 

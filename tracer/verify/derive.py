@@ -130,7 +130,7 @@ def _annotation_class(cls):
 
 
 def _config_by_name(name: str):
-    for modname in ("sglang.srt.configs", "transformers"):
+    for modname in ("sglang.srt.configs", "vllm.transformers_utils.configs", "transformers"):
         try:
             module = importlib.import_module(modname)
         except Exception:
@@ -179,6 +179,23 @@ def _config_for_model_type(model_type: str):
 
 
 def _release_registry() -> dict:
+    if "vllm" in sys.modules and "sglang" not in sys.modules:
+        try:  # vLLM: model_type -> config class (a lazy dict of class names)
+            from vllm.transformers_utils import config as vconfig
+
+            out = {}
+            for key in list(getattr(vconfig, "_CONFIG_REGISTRY", {})):
+                try:
+                    value = vconfig._CONFIG_REGISTRY[key]
+                except Exception:
+                    continue
+                if isinstance(value, str):
+                    value = getattr(importlib.import_module("vllm.transformers_utils.configs"), value, None)
+                if _is_config_class(value):
+                    out[key] = value
+            return out
+        except Exception:
+            return {}
     try:
         from sglang.srt.utils.hf_transformers import common
 
@@ -210,12 +227,14 @@ def _registry_by_name(arch: str):
     candidates = {}
     for cls in _release_registry().values():
         candidates[_norm(cls.__name__.removesuffix("Config"))] = cls
-    try:
-        import sglang.srt.configs  # noqa: F401  (imports its config modules)
-    except Exception:
-        pass
+    for configs in ("sglang.srt.configs", "vllm.transformers_utils.configs"):
+        if configs.split(".")[0] in sys.modules:
+            try:
+                importlib.import_module(configs)  # imports its config modules
+            except Exception:
+                pass
     for modname, module in list(sys.modules.items()):
-        if not modname.startswith("sglang.srt.configs") or module is None:
+        if not modname.startswith(("sglang.srt.configs", "vllm.transformers_utils.configs")) or module is None:
             continue
         for name, obj in list(vars(module).items()):
             if _is_config_class(obj) and obj.__module__ == modname:
@@ -277,7 +296,8 @@ def config_class_for(entry_cls) -> tuple[Any, str]:
 
 def _config_class_for(entry_cls) -> tuple[Any, str]:
     tried = []
-    chain = [c for c in entry_cls.__mro__ if c.__module__.startswith("sglang.")]
+    package = entry_cls.__module__.split(".")[0] + "."
+    chain = [c for c in entry_cls.__mro__ if c.__module__.startswith(package)]
     for depth, cls in enumerate(chain):
         where = "" if depth == 0 else f" (base class {cls.__name__})"
         found, name = _annotation_class(cls)

@@ -24,7 +24,7 @@ from collections.abc import Iterable
 # Roots the capture path imports but never runs (see runtime-harness-notes).
 DEFAULT_ROOTS = ["torchvision", "orjson", "psutil", "pybase64", "requests", "triton", "starlette", "fastapi", "zmq", "IPython", "aiohttp", "tvm_ffi", "sentencepiece", "compressed_tensors", "gguf", "einops", "partial_json_parser", "uvicorn", "uvloop", "setproctitle"]
 # Imported by CUDA-guarded code only, or (0.5.6) hard-imported by a MoE runner.
-CUDA_ROOTS = ["sgl_kernel", "cutlass"]
+CUDA_ROOTS = ["sgl_kernel", "cutlass", "flashinfer", "deep_gemm", "quack"]
 OLD_RELEASE_ROOTS = ["sgl_kernel", "vllm"]
 
 
@@ -84,10 +84,19 @@ class _StubMeta(type):
         return f"<stub {cls._stub_name}>"
 
 
+def _any_schema(cls, source, handler):
+    """pydantic: a stub used as a field type validates anything (vLLM's
+    protocol models annotate fields with optional packages' classes)."""
+    from pydantic_core import core_schema
+
+    return core_schema.any_schema()
+
+
 def _make_stub(dotted: str):
     USAGE.touch(dotted)
     stub = _StubMeta(dotted.rsplit(".", 1)[-1], (), {"_stub_name": dotted,
-                                                    "_stub_is_root_attr": True})
+                                                    "_stub_is_root_attr": True,
+                                                    "__get_pydantic_core_schema__": classmethod(_any_schema)})
     return stub
 
 
@@ -201,7 +210,9 @@ class _StubFinder(importlib.abc.MetaPathFinder):
         self.roots = set(roots)
 
     def find_spec(self, fullname, path=None, target=None):
-        if fullname.split(".")[0] in self.roots:
+        # a root is a top-level package, or a dotted subpackage of a real one
+        if fullname.split(".")[0] in self.roots or any(
+                "." in root and (fullname == root or fullname.startswith(root + ".")) for root in self.roots):
             return importlib.machinery.ModuleSpec(fullname, _StubLoader(), is_package=True)
         return None
 
@@ -218,11 +229,13 @@ def _really_importable(root: str) -> bool:
         return False
 
 
-def install(roots: Iterable[str]) -> list[str]:
-    """Stub every root in ``roots`` that is not really importable; return the
-    roots stubbed by this call and earlier ones."""
+def install(roots: Iterable[str], force: Iterable[str] = ()) -> list[str]:
+    """Stub every root in ``roots`` that is not really importable, and every
+    root in ``force`` (installed, but at a version the framework cannot
+    import); return the roots stubbed by this call and earlier ones."""
     global _FINDER
-    missing = [r for r in roots if not _really_importable(r)]
+    forced = list(force)
+    missing = [r for r in roots if r not in forced and not _really_importable(r)] + forced
     if "torchvision" in missing:
         # transformers caches whether torchvision exists; pin it to the truth
         # before the stub makes the name importable

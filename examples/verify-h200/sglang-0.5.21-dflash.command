@@ -1,0 +1,1 @@
+python3 -P -m tracer.verify.cli --all --device cuda -j 15 --timeout 200 --memory 24000 --work-dir /tmp/work-sglang-0.5.21-dflash --include-broken --protocol sglang-dflash --framework /tmp/sg-0.5.21 --scan-json /work/main/build/runtime-27/scan-sglang-0.5.21.json --draft-config examples/verify-h200/drafts/dflash-0-3-6 -o /tmp/sglang-verify-out/sglang-0.5.21-dflash.json

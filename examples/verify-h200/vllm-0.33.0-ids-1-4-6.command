@@ -1,0 +1,1 @@
+python3 -P -m tracer.verify.cli --all --device cuda -j 16 --timeout 240 --memory 16000 --work-dir /tmp/work-vllm-0.33.0-ids-1-4-6 --framework /tmp/vllm-0.33.0 --scan-json /work/main/build/runtime-27/scan-vllm-0.33.0.json --draft-config examples/verify-h200/drafts/vllm-1-4-6 --include-broken -o /tmp/vllm-verify-out/vllm-0.33.0-ids-1-4-6.json
