@@ -21,7 +21,7 @@ from typing import Any
 MAX_UNITS = 100_000  # items of one value (a million characters of a string)
 CHARS_PER_UNIT = 10
 MAX_INT_BITS = 4096
-MAX_WORK = 10_000_000
+MAX_WORK = 2_000_000
 MAX_FUNCTION_SOURCE = 64 * 1024  # characters of one function the interpreter parses (libcst: ~4 s for 64 KiB)
 MAX_RANGE = MAX_UNITS  # a range longer than this is past the budget (iterated, listed or summed)
 
