@@ -49,6 +49,12 @@ KINDS = {
     ("properties", "main.last_layer", "main.Config.num_layers"): "implicit",
     ("generators", "main.drain", "main.Countdown.__next__"): "implicit",
     ("class_objects", "main.build_all", "main.Qwen.__init__"): "constructor",
+    ("implicit_dunders", "main.ops", "main.Vec.__add__"): "implicit",
+    ("implicit_dunders", "main.ops", "main.Vec.__init__"): "constructor",
+    ("with_protocol", "main.run", "main.Managed.__exit__"): "implicit",
+    ("next_protocol", "main.first", "main.Counter.__next__"): "implicit",
+    ("callbacks_partial", "main.run", "main.scale"): "callback",
+    ("getattr_hooks", "main.use", "main.Proxy.__getattr__"): "implicit",
 }
 
 # (category, caller, callee) that must NOT be in the graph (each a plausible wrong guess).
@@ -59,6 +65,12 @@ ABSENT = {
     ("callbacks", "main.EventBus.publish", "main.never_passed"),
     ("constructor_param_class", "main.Qwen2ForCausalLM.__init__", "main.LlamaModel.__init__"),
     ("args", "main.shadowed", "main.square"),  # the parameter named square holds negate
+    ("next_protocol", "main.first", "main.Counter.__iter__"),  # next(x) does not call x.__iter__
+    ("implicit_dunders", "main.ops", "main.Vec.__radd__"),  # the left operand's __add__ answers
+    ("implicit_dunders", "main.ops", "main.Vec.__iter__"),  # ``in`` asks __contains__ first
+    ("synthesized_init", "main.build", "main.Plain.__post_init__"),  # its own __init__ calls no hook
+    ("getattr_hooks", "main.Proxy.known", "main.Proxy.__getattr__"),  # self.real is found: no hook
+    ("callbacks_partial", "main.run", "main.unused"),
 }
 
 

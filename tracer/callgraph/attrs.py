@@ -45,6 +45,10 @@ class Attrs(Calls):
             self.edge(shared, dst)
         elif t == "m":
             self.module_attr(v[1], name, dst)
+            if self.export(v[1], name) < 0 and f"{v[1]}.{name}" not in self.modules:
+                self.module_getattr(v[1], name, dst, caller, line)
+        elif t == "x" and v[1] == "functools" and name == "partial":
+            self.add(dst, (self.V("x", "functools.partial"),))
         elif t == "x":
             # something outside the tree: its attributes are outside too, and the imported name is
             # all that is kept (torch.nn.Module is torch.nn's); dotted names grown from every external
@@ -72,7 +76,25 @@ class Attrs(Calls):
         else:  # super(): the MRO of the receiver's class, after the class super() names
             recv, on_instance, after = v[2], v[2][0] == "i", v[1]
         self.subscribe(recv[1], name, (Attrs.attr_found, var, recv, on_instance), after=after)
+        if t == "i" and not name.startswith("__") and self.lookup(v[1], "__getattr__") is not None:
+            # normal lookup failed (the read holds nothing): the class's __getattr__ runs with the name
+            site = self.site(var, ((self.const_var(name), False),), caller, 0, "implicit")
+            self.when_empty(var, (Attrs.instance_getattr, v, site), late=True)
         return var
+
+    def const_var(self, name: str) -> int:
+        var = self.new_var()
+        self.add(var, (self.V("k", "str", name),))
+        return var
+
+    def instance_getattr(self, inst: Value, site: Any) -> None:
+        self.subscribe(inst[1], "__getattr__", self.method_caller(site, inst))
+
+    def module_getattr(self, module: str, name: str, dst: int, caller: int, line: int) -> None:
+        """PEP 562: a name a module does not bind is asked of its ``__getattr__``."""
+        hook = self.export(module, "__getattr__")
+        if hook >= 0:
+            self.call_on(hook, self.site(dst, ((self.const_var(name), False),), caller, line, "implicit"))
 
     def attr_found(self, owner: int, found: int, var: int, recv: Value, on_instance: bool) -> None:
         """The MRO found the class attribute (in ``owner``, values in ``found``) a shared read is of."""

@@ -12,10 +12,17 @@ from typing import Any, NamedTuple
 from tracer.callgraph.heap import ALL, UNK, Heap, Value
 from tracer.callgraph.ir import ScopeIR
 
-PROGRAM_CALLABLE = {"f", "b", "c", "i", "sm", "cm", "bm"}
+PROGRAM_CALLABLE = {"f", "b", "c", "i", "sm", "cm", "bm", "pa"}
 DECORATOR_BUILTINS = {"staticmethod", "classmethod", "property"}
 ELEMENT_BUILTINS = {"list", "tuple", "set", "frozenset", "sorted", "reversed", "iter"}
 KEY_CALLBACK = {"sorted", "min", "max"}
+ITER, AITER = ("__iter__", "__next__"), ("__aiter__", "__anext__")
+# builtins that call a method of their argument's type (the first the MRO has, in this order)
+ARG_DUNDERS = {"str": ("__str__", "__repr__"), "repr": ("__repr__",), "len": ("__len__",), "hash": ("__hash__",),
+               "bool": ("__bool__", "__len__"), "abs": ("__abs__",), "int": ("__int__", "__index__"),
+               "float": ("__float__",), "format": ("__format__", "__str__", "__repr__"), "round": ("__round__",),
+               "reversed": ("__reversed__",), "divmod": ("__divmod__",), "dir": ("__dir__",),
+               "complex": ("__complex__",), "print": ("__str__", "__repr__")}
 
 
 class Site(NamedTuple):
@@ -37,11 +44,13 @@ class Calls(Heap):
     bound_sites: set[int]
     external_sites: set[int]
     instantiated: set[int]
+    deferred: list[tuple[bool, Any, Any]]
 
     def init_calls(self) -> None:
         self.memo: set[tuple[int, Value]] = set()
         self.next_site = 1 << 40  # synthetic sites (implicit calls, callbacks) number from here
         self.elements_cache: dict[tuple[int, int], int] = {}
+        self.partials: dict[int, Site] = {}  # site of functools.partial(...) -> it (its ("pa", site) value)
 
     def site(self, dst: int, args: tuple[tuple[int, bool], ...], caller: int, line: int, kind: str,
              kwargs: tuple[tuple[str | None, int], ...] = ()) -> Site:
@@ -93,6 +102,15 @@ class Calls(Heap):
         elif t == "bm":
             self.builtin_method(site, v[1], v[2])
             self.external_sites.add(site.id)
+        elif t == "pa":  # functools.partial(fn, *args, **kwargs)(...): fn with both argument lists
+            made = self.partials[v[1]]
+            args = tuple(made.args[1:]) + site.args
+            self.call_on(made.args[0][0], self.site(site.dst, args, site.caller, site.line, "callback",
+                                                    made.kwargs + site.kwargs))
+        elif t == "x" and v[1] == "functools.partial" and site.args and not site.args[0][1]:
+            self.partials[site.id] = site
+            self.add(site.dst, (self.V("pa", site.id),))
+            self.external_sites.add(site.id)
         elif t == "x":
             self.external_sites.add(site.id)
             # what code outside the tree returns is not followed: tensors and configs are most values
@@ -113,6 +131,25 @@ class Calls(Heap):
         init = site._replace(dst=-1, kind="constructor" if site.kind in ("call", "callback") else site.kind)
         self.subscribe(cid, "__init__", lambda owner, var: self.on(var, lambda vals: self.call_values(
             init, self.bound_values(vals, inst, cid, True, None))))
+        # __new__ (a static method by rule) gets the class first
+        self.subscribe(cid, "__new__", lambda owner, var: self.each(var, lambda f: self.invoke(
+            init._replace(kind="implicit"), f[1], self.V("c", cid)) if f[0] in ("f", "sm") else None))
+        # a synthesized __init__ (dataclass, attrs) calls the post-init hook: a class whose MRO has
+        # no __init__ of the tree's but a hook of that name
+        for hook in ("__post_init__", "__attrs_post_init__"):
+            if self.lookup(cid, hook) is not None:
+                self.deferred.append((True, lambda: self.lookup(cid, "__init__") is None, (
+                    Calls.post_init, cid, hook, init._replace(kind="implicit"), inst)))
+
+    def post_init(self, cid: int, hook: str, site: Site, inst: Value) -> None:
+        self.subscribe(cid, hook, self.method_caller(site, inst))
+
+    def dunder_value(self, v: Value, names: tuple[str, ...], site: Site) -> None:
+        """The implicit call of an operator, protocol or builtin: the first of ``names`` the MRO of
+        the instance's class holds (the others are fallbacks Python tries when it is missing)."""
+        cid = v[1]
+        name = next((n for n in names if self.lookup(cid, n) is not None), names[0])
+        self.subscribe(cid, name, self.method_caller(site, v))
 
     def invoke(self, site: Site, uid: int, recv: Value | None) -> None:
         scope = self.scopes[uid]
@@ -189,7 +226,7 @@ class Calls(Heap):
             self.each(var, lambda v: self.iter_value(v, dst, caller, 0))
         return found
 
-    def iter_value(self, v: Value, dst: int, caller: int, line: int) -> None:
+    def iter_value(self, v: Value, dst: int, caller: int, line: int, names: tuple[str, str] = ITER) -> None:
         t = v[0]
         if t == "o":
             if self.obj_kind.get(v[1]) != "dict":
@@ -200,16 +237,16 @@ class Calls(Heap):
             cid = v[1]
             it = self.new_var()
             site = self.site(it, (), caller, line, "implicit")
-            self.subscribe(cid, "__iter__", lambda owner, var: self.on(var, lambda vals: self.call_values(
+            self.subscribe(cid, names[0], lambda owner, var: self.on(var, lambda vals: self.call_values(
                 site, self.bound_values(vals, v, cid, True, None))))
 
             def step(vals: Iterable[Value]) -> None:
                 for r in vals:
                     if r[0] == "i":
                         nxt = self.site(dst, (), caller, line, "implicit")
-                        self.subscribe(r[1], "__next__", self.method_caller(nxt, r))
+                        self.subscribe(r[1], names[1], self.method_caller(nxt, r))
                     elif r[0] in ("g", "o"):
-                        self.iter_value(r, dst, caller, line)
+                        self.iter_value(r, dst, caller, line, names)
             self.on(it, step)
 
     # -- builtins -------------------------------------------------------------------------------
@@ -256,14 +293,23 @@ class Calls(Heap):
                                   (elements,), -1)
             if dst >= 0:
                 self.add(dst, (obj,))
-        elif name in ("min", "max", "next"):
+        elif name == "next":  # type(x).__next__: x is the iterator (its __iter__ does not run)
+            source = self.arg(site, 0)
+            self.edge(self.arg(site, 1), dst)
+            if source >= 0:
+                nxt = self.site(dst, (), site.caller, site.line, "implicit")
+                self.on(source, ("", Calls.next_value, nxt))
+        elif name in ("min", "max"):
             source = self.arg(site, 0)
             elements = self.elements(source, site.caller) if source >= 0 else -1
             self.edge(elements, dst)
-            if name == "next":
-                self.edge(self.arg(site, 1), dst)
-            else:
-                self.callback(site, self.arg(site, 9, "key"), (elements,), -1)
+            self.callback(site, self.arg(site, 9, "key"), (elements,), -1)
+        elif name in ARG_DUNDERS:
+            implicit = self.site(dst if name in ("str", "repr", "format", "reversed", "dir") else -1, (),
+                                 site.caller, site.line, "implicit")
+            for var, starred in (site.args if name == "print" else site.args[:1]):
+                if not starred:
+                    self.on(var, ("i", Calls.dunder_value, ARG_DUNDERS[name], implicit))
         elif name == "dict":
             oid = ("call", site.id)
             obj = self.new_obj(oid, "dict")
@@ -291,6 +337,14 @@ class Calls(Heap):
             self.on(self.arg(site, 0), lambda vals: self.add(dst, [self.V("c", v[1]) for v in vals if v[0] == "i"]))
         elif name == "globals" and dst >= 0:
             self.add(dst, (self.V("G", self.scope_module[site.caller]),))
+
+    def next_value(self, v: Value, site: Site) -> None:
+        if v[0] == "i":
+            self.dunder_value(v, ("__next__",), site)
+        elif v[0] == "g":
+            self.edge(self.scopes[v[1]].yields + self.scope_base[v[1]], site.dst)
+        elif v[0] == "o":
+            self.read(v[1], None, site.dst)
 
     def builtin_method(self, site: Site, name: str, recv: Value) -> None:
         dst = site.dst
@@ -353,4 +407,4 @@ class Calls(Heap):
     # provided by the solver
     def attr_instr(self, dst: int, obj: int, name: str, caller: int, line: int) -> None: ...
     def setattr_instr(self, obj: int, name: str, src: int, caller: int, line: int) -> None: ...
-    def when_empty(self, var: int, fn: Any) -> None: ...
+    def when_empty(self, var: int, fn: Any, late: bool = False) -> None: ...

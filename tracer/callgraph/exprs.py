@@ -36,6 +36,18 @@ def const_key(node: ast.AST) -> Any:
     return None
 
 
+# an operator calls its left operand's method (the reflected one is not followed: it runs only
+# when the left one is missing or declines)
+BINOPS = {ast.Add: "__add__", ast.Sub: "__sub__", ast.Mult: "__mul__", ast.MatMult: "__matmul__",
+          ast.Div: "__truediv__", ast.FloorDiv: "__floordiv__", ast.Mod: "__mod__", ast.Pow: "__pow__",
+          ast.LShift: "__lshift__", ast.RShift: "__rshift__", ast.BitOr: "__or__", ast.BitXor: "__xor__",
+          ast.BitAnd: "__and__"}
+UNARY = {ast.USub: "__neg__", ast.UAdd: "__pos__", ast.Invert: "__invert__"}
+COMPARE = {ast.Eq: ("__eq__",), ast.NotEq: ("__ne__", "__eq__"), ast.Lt: ("__lt__",), ast.LtE: ("__le__",),
+           ast.Gt: ("__gt__",), ast.GtE: ("__ge__",), ast.In: ("__contains__", "__iter__"),
+           ast.NotIn: ("__contains__", "__iter__")}
+
+
 def key_value(key: Any) -> tuple[str, str, Any]:
     return ("k", type(key).__name__, key)
 
@@ -205,10 +217,38 @@ class ExprCompiler:
             return -1
         if isinstance(node, ast.BinOp):
             left, right = self.expr(scope, node.left), self.expr(scope, node.right)
+            dst = -1
             if isinstance(node.op, ast.Add) and left >= 0 and right >= 0:
                 dst = self.var()
                 self.emit("binop", dst, left, right)
-                return dst
+            if left >= 0:
+                dst = dst if dst >= 0 else self.var()
+                self.emit("dunder", dst, left, (BINOPS[type(node.op)],), (right,), scope.edge, node.lineno)
+            return dst
+        if isinstance(node, ast.UnaryOp) and type(node.op) in UNARY:
+            operand = self.expr(scope, node.operand)
+            if operand < 0:
+                return -1
+            dst = self.var()
+            self.emit("dunder", dst, operand, (UNARY[type(node.op)],), (), scope.edge, node.lineno)
+            return dst
+        if isinstance(node, ast.Compare):
+            left = self.expr(scope, node.left)
+            for op, comparator in zip(node.ops, node.comparators):
+                right = self.expr(scope, comparator)
+                # ``a in b``: b.__contains__(a)
+                recv, arg = (right, left) if isinstance(op, (ast.In, ast.NotIn)) else (left, right)
+                if type(op) in COMPARE and recv >= 0:
+                    self.emit("dunder", -1, recv, COMPARE[type(op)], (arg,), scope.edge, node.lineno)
+                left = right
+            return -1
+        if isinstance(node, ast.FormattedValue):
+            value = self.expr(scope, node.value)
+            self.expr(scope, node.format_spec)
+            if value >= 0:
+                names = {115: ("__str__", "__repr__"), 114: ("__repr__",), 97: ("__repr__",)}.get(
+                    node.conversion, ("__format__", "__str__", "__repr__"))
+                self.emit("dunder", -1, value, names, (), scope.edge, node.lineno)
             return -1
         if isinstance(node, ast.Starred):
             return self.expr(scope, node.value)
@@ -233,7 +273,7 @@ class ExprCompiler:
         if obj < 0:
             return -1
         dst = self.var()
-        self.emit("item", dst, obj, key)
+        self.emit("item", dst, obj, key, scope.edge, node.lineno)  # (an instance's __getitem__ runs)
         return dst
 
     def alloc(self, kind: str, keys: dict[Any, int], exact: bool) -> int:

@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from tracer.callgraph.attrs import Attrs
-from tracer.callgraph.calls import DECORATOR_BUILTINS, PROGRAM_CALLABLE, Site
+from tracer.callgraph.calls import AITER, DECORATOR_BUILTINS, ITER, PROGRAM_CALLABLE, Calls, Site
 from tracer.callgraph.heap import UNK, Value
 from tracer.callgraph.ir import ModuleIR, ScopeIR
 
@@ -334,6 +334,8 @@ class Solver(Attrs):
                 self.add(dst, (self.V("m", f"{module}.{name}"),))
             elif module in self.modules:
                 self.edge(self.export(module, name), dst)
+                if self.export(module, name) < 0:
+                    self.module_getattr(module, name, dst, n(sbase), 0)
             elif module not in self.packages:
                 self.add(dst, (self.V("x", f"{module}.{name}"),))
         elif op == "attr":
@@ -343,9 +345,15 @@ class Solver(Attrs):
         elif op == "item":
             dst, obj, key = g(ins[1]), g(ins[2]), g(ins[3])
             self.on(obj, ("", Solver.item_value, key, dst))
+            if len(ins) > 4:
+                site = self.site(dst, ((key, False),), n(sbase + ins[4]), n(ins[5]), "implicit")
+                self.on(obj, ("i", Calls.dunder_value, ("__getitem__",), site))
         elif op == "setitem":
             obj, key, src = g(ins[1]), g(ins[2]), g(ins[3])
             self.on(obj, ("o", Solver.setitem_value, key, src))
+            if len(ins) > 4:  # a subscript assignment written in the source (not a literal's slot)
+                site = self.site(-1, ((key, False), (src, False)), n(sbase + ins[4]), n(ins[5]), "implicit")
+                self.on(obj, ("i", Calls.dunder_value, ("__setitem__",), site))
         elif op == "alloc":
             self.add(g(ins[1]), (self.new_obj(g(ins[1]), ins[2], ins[3]),))
         elif op == "merge":
@@ -369,9 +377,13 @@ class Solver(Attrs):
                                    for v in tuple(self.pts.get(self_var, ())) if v[0] in "ic"])
                 self.on(cls_var, pairs)
                 self.on(self_var, pairs)
-        elif op == "iter":
+        elif op == "iter" or op == "aiter":
             dst, caller, line = g(ins[1]), n(sbase + ins[3]), n(ins[4])
-            self.each(g(ins[2]), lambda v: self.iter_value(v, dst, caller, line))
+            names = ITER if op == "iter" else AITER
+            self.each(g(ins[2]), lambda v: self.iter_value(v, dst, caller, line, names))
+        elif op == "dunder":
+            site = self.site(g(ins[1]), tuple((g(a), False) for a in ins[4]), n(sbase + ins[5]), n(ins[6]), "implicit")
+            self.on(g(ins[2]), ("i", Calls.dunder_value, ins[3], site))
         elif op == "unpack":
             dst, index = g(ins[1]), ins[3]
             index_key = self.V("k", "int", index) if index >= 0 else None
