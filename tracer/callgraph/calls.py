@@ -51,6 +51,7 @@ class Calls(Heap):
         self.next_site = 1 << 40  # synthetic sites (implicit calls, callbacks) number from here
         self.elements_cache: dict[tuple[int, int], int] = {}
         self.partials: dict[int, Site] = {}  # site of functools.partial(...) -> it (its ("pa", site) value)
+        self.partial_calls: set[tuple[int, int, int, int]] = set()
 
     def site(self, dst: int, args: tuple[tuple[int, bool], ...], caller: int, line: int, kind: str,
              kwargs: tuple[tuple[str | None, int], ...] = ()) -> Site:
@@ -103,10 +104,14 @@ class Calls(Heap):
             self.builtin_method(site, v[1], v[2])
             self.external_sites.add(site.id)
         elif t == "pa":  # functools.partial(fn, *args, **kwargs)(...): fn with both argument lists
-            made = self.partials[v[1]]
-            args = tuple(made.args[1:]) + site.args
-            self.call_on(made.args[0][0], self.site(site.dst, args, site.caller, site.line, "callback",
-                                                    made.kwargs + site.kwargs))
+            key = (v[1], site.caller, site.line, site.dst)  # one call per site: a partial of itself ends
+            if key not in self.partial_calls:
+                self.partial_calls.add(key)
+                made = self.partials[v[1]]
+                # only the edge: one partial object of a site wraps every function that site ever
+                # wraps (toolz's curry: all of them), and every argument into every one of them, and
+                # their results back into every caller, made every value reach everything
+                self.call_on(made.args[0][0], self.site(-1, (), site.caller, site.line, "callback"))
         elif t == "x" and v[1] == "functools.partial" and site.args and not site.args[0][1]:
             self.partials[site.id] = site
             self.add(site.dst, (self.V("pa", site.id),))
