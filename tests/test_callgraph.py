@@ -71,6 +71,8 @@ ABSENT = {
     ("synthesized_init", "main.build", "main.Plain.__post_init__"),  # its own __init__ calls no hook
     ("getattr_hooks", "main.Proxy.known", "main.Proxy.__getattr__"),  # self.real is found: no hook
     ("callbacks_partial", "main.run", "main.unused"),
+    ("getattr_prefix", "main.Visitor.visit", "main.Visitor.other"),  # no visit_ prefix
+    ("getattr_prefix", "main.Visitor.run", "main.Visitor.visit_Name"),
 }
 
 

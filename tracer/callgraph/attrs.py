@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tracer.callgraph.calls import Calls
+from tracer.callgraph.calls import STR_CASES, Calls
 from tracer.callgraph.heap import CONTAINER_METHODS, Value
 
 
@@ -55,6 +55,8 @@ class Attrs(Calls):
             # value a variable holds were millions of values on sglang/srt and nothing used them
             self.add(dst, (v,))
         elif t == "o" and name in CONTAINER_METHODS:
+            self.add(dst, (self.V("bm", name, v),))
+        elif t == "k" and name in STR_CASES and v[1] in ("str", "prefix"):
             self.add(dst, (self.V("bm", name, v),))
         elif t == "p" and name in ("setter", "getter", "deleter"):
             self.add(dst, (self.V("bm", name, v),))

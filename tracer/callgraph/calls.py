@@ -16,6 +16,7 @@ PROGRAM_CALLABLE = {"f", "b", "c", "i", "sm", "cm", "bm", "pa"}
 DECORATOR_BUILTINS = {"staticmethod", "classmethod", "property"}
 ELEMENT_BUILTINS = {"list", "tuple", "set", "frozenset", "sorted", "reversed", "iter"}
 KEY_CALLBACK = {"sorted", "min", "max"}
+STR_CASES = {"lower", "upper", "casefold"}  # what a string's case change keeps of a known start
 ITER, AITER = ("__iter__", "__next__"), ("__aiter__", "__anext__")
 # builtins that call a method of their argument's type (the first the MRO has, in this order)
 ARG_DUNDERS = {"str": ("__str__", "__repr__"), "repr": ("__repr__",), "len": ("__len__",), "hash": ("__hash__",),
@@ -45,6 +46,7 @@ class Calls(Heap):
     external_sites: set[int]
     instantiated: set[int]
     deferred: list[tuple[bool, Any, Any]]
+    ns: dict[tuple[str, str], int]
 
     def init_calls(self) -> None:
         self.memo: set[tuple[int, Value]] = set()
@@ -272,6 +274,7 @@ class Calls(Heap):
             self.edge(self.arg(site, 2), dst)
             if target >= 0 and attr >= 0:
                 self.each(attr, lambda k: self.attr_instr(dst, target, k[2], site.caller, site.line), "k")
+                self.on(attr, ("", Calls.getattr_prefix, dst, target, site))
         elif name == "setattr":
             target, attr, value = self.arg(site, 0), self.arg(site, 1), self.arg(site, 2)
             if target >= 0 and attr >= 0:
@@ -343,6 +346,24 @@ class Calls(Heap):
         elif name == "globals" and dst >= 0:
             self.add(dst, (self.V("G", self.scope_module[site.caller]),))
 
+    def getattr_prefix(self, k: Value, dst: int, target: int, site: Site) -> None:
+        """``getattr(obj, f"parse_{name}")``: every attribute of obj's class (MRO) named so."""
+        if k[0] == "k" and k[1] == "prefix":
+            self.on(target, ("", Calls.prefixed_attrs, k[2], dst, site))
+
+    def prefixed_attrs(self, v: Value, prefix: str, dst: int, site: Site) -> None:
+        if v[0] in ("i", "c"):
+            names = {n for c in self.mro(v[1]) for n in (*self.class_attrs[c], *self.dyn_attrs.get(c, ()))
+                     if n.startswith(prefix)}
+        elif v[0] == "m":
+            names = {n for (mod, n) in self.ns if mod == v[1] and n.startswith(prefix)}
+        else:
+            return
+        for name in sorted(names):
+            self.attr_value(v, name, dst, site.caller, site.line)
+
+    def attr_value(self, v: Value, name: str, dst: int, caller: int, line: int) -> None: ...
+
     def next_value(self, v: Value, site: Site) -> None:
         if v[0] == "i":
             self.dunder_value(v, ("__next__",), site)
@@ -359,6 +380,10 @@ class Calls(Heap):
                 self.on(fn, lambda vals: self.add(dst, [
                     self.V("p", v[1], recv[2]) if name == "getter" else self.V("p", recv[1], v[1])
                     for v in vals if v[0] == "f" and name in ("getter", "setter")]))
+            return
+        if recv[0] == "k":  # "_process_{}".format(x).lower(): the string (or its known start) changes case
+            if dst >= 0:
+                self.add(dst, (self.V("k", recv[1], getattr(str, name)(recv[2])),))
             return
         oid = recv[1]
         a0, a1 = self.arg(site, 0), self.arg(site, 1)

@@ -5,6 +5,7 @@ calls inside them (and give -1, "no value of interest")."""
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -48,6 +49,9 @@ COMPARE = {ast.Eq: ("__eq__",), ast.NotEq: ("__ne__", "__eq__"), ast.Lt: ("__lt_
            ast.NotIn: ("__contains__", "__iter__")}
 
 
+PREFIX = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
+
+
 def key_value(key: Any) -> tuple[str, str, Any]:
     return ("k", type(key).__name__, key)
 
@@ -80,6 +84,17 @@ class ExprCompiler:
     def copy(self, dst: int, src: int) -> None:
         if src >= 0 and dst >= 0 and src != dst:
             self.emit("copy", dst, src)
+
+    def prefix(self, text: str) -> int:
+        """A string known only by how it starts (``f"parse_{name}"``): ``getattr`` with it reads every
+        attribute of that prefix; -1 when the start is no name's start."""
+        if not PREFIX.fullmatch(text):
+            return -1
+        found = self.const_cache.get(("prefix", text))
+        if found is None:
+            found = self.const_cache[("prefix", text)] = self.var()
+            self.emit("const", found, ("k", "prefix", text))
+        return found
 
     def const(self, key: Any) -> int:
         found = self.const_cache.get((type(key), key))
@@ -215,9 +230,19 @@ class ExprCompiler:
             if value >= 0 and scope.yields >= 0:
                 self.emit("iter", scope.yields, value, scope.edge, node.lineno)
             return -1
+        if isinstance(node, ast.JoinedStr):
+            for part in node.values:
+                self.expr(scope, part)
+            first = node.values[0] if node.values else None
+            if len(node.values) > 1 and isinstance(first, ast.Constant) and isinstance(first.value, str):
+                return self.prefix(first.value)
+            return -1
         if isinstance(node, ast.BinOp):
             left, right = self.expr(scope, node.left), self.expr(scope, node.right)
             dst = -1
+            if (isinstance(node.op, ast.Mod) and isinstance(node.left, ast.Constant)
+                    and isinstance(node.left.value, str) and "%" in node.left.value):
+                return self.prefix(node.left.value[:node.left.value.index("%")])
             if isinstance(node.op, ast.Add) and left >= 0 and right >= 0:
                 dst = self.var()
                 self.emit("binop", dst, left, right)
@@ -369,6 +394,9 @@ class ExprCompiler:
         dst = self.var()
         kind, shape = self.call_kind(scope, func)
         self.emit("call", dst, fn, args, kwargs, scope.edge, node.lineno, kind, shape)
+        if (isinstance(func, ast.Attribute) and func.attr == "format" and isinstance(func.value, ast.Constant)
+                and isinstance(func.value.value, str) and "{" in func.value.value):
+            self.copy(dst, self.prefix(func.value.value[:func.value.value.index("{")]))  # "_do_{}".format(x)
         return dst
 
     def call_kind(self, scope: Scope, func: ast.AST) -> tuple[str, str]:
