@@ -12,8 +12,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from tracer.callgraph.calls import STR_CASES, Calls
+from tracer.callgraph.calls import Calls
 from tracer.callgraph.heap import CONTAINER_METHODS, Value
+from tracer.callgraph.protocols import STR_CASES
 
 
 class Attrs(Calls):

@@ -11,19 +11,12 @@ from typing import Any, NamedTuple
 
 from tracer.callgraph.heap import ALL, UNK, Heap, Value
 from tracer.callgraph.ir import ScopeIR
+from tracer.callgraph.protocols import ARG_DUNDERS, ITER
 
 PROGRAM_CALLABLE = {"f", "b", "c", "i", "sm", "cm", "bm", "pa"}
 DECORATOR_BUILTINS = {"staticmethod", "classmethod", "property"}
 ELEMENT_BUILTINS = {"list", "tuple", "set", "frozenset", "sorted", "reversed", "iter"}
 KEY_CALLBACK = {"sorted", "min", "max"}
-STR_CASES = {"lower", "upper", "casefold"}  # what a string's case change keeps of a known start
-ITER, AITER = ("__iter__", "__next__"), ("__aiter__", "__anext__")
-# builtins that call a method of their argument's type (the first the MRO has, in this order)
-ARG_DUNDERS = {"str": ("__str__", "__repr__"), "repr": ("__repr__",), "len": ("__len__",), "hash": ("__hash__",),
-               "bool": ("__bool__", "__len__"), "abs": ("__abs__",), "int": ("__int__", "__index__"),
-               "float": ("__float__",), "format": ("__format__", "__str__", "__repr__"), "round": ("__round__",),
-               "reversed": ("__reversed__",), "divmod": ("__divmod__",), "dir": ("__dir__",),
-               "complex": ("__complex__",), "print": ("__str__", "__repr__")}
 
 
 class Site(NamedTuple):

@@ -7,8 +7,9 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-from tracer.callgraph.exprs import BINOPS, ExprCompiler, Shape, const_key
+from tracer.callgraph.exprs import ExprCompiler, Shape, const_key
 from tracer.callgraph.ir import ClassIR, ModuleIR, ScopeIR
+from tracer.callgraph.protocols import BINOPS
 from tracer.callgraph.scopes import Scope, assigned_names
 from tracer.index.source import resolve_relative
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from tracer.callgraph.exprs import PREFIX
+from tracer.callgraph.protocols import PREFIX
 
 Value = tuple[Any, ...]
 MAX_JOINED = 64  # strings a binop may make from known string parts

@@ -25,9 +25,10 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from tracer.callgraph.attrs import Attrs
-from tracer.callgraph.calls import AITER, DECORATOR_BUILTINS, ITER, PROGRAM_CALLABLE, Calls, Site
+from tracer.callgraph.calls import DECORATOR_BUILTINS, PROGRAM_CALLABLE, Calls, Site
 from tracer.callgraph.heap import UNK, Value
 from tracer.callgraph.ir import ModuleIR, ScopeIR
+from tracer.callgraph.protocols import AITER, ITER
 
 BUILTIN_NAMES = frozenset(dir(builtins))
 MAX_ROUNDS = 40
