@@ -73,6 +73,7 @@ ABSENT = {
     ("callbacks_partial", "main.run", "main.unused"),
     ("getattr_prefix", "main.Visitor.visit", "main.Visitor.other"),  # no visit_ prefix
     ("getattr_prefix", "main.Visitor.run", "main.Visitor.visit_Name"),
+    ("duck_params", "main.ambiguous", "main.Other.parse"),  # Other is never created
 }
 
 
@@ -181,3 +182,9 @@ def test_graphml_and_pictures(tmp_path):
     assert (tmp_path / "n.dot").is_file()
     if picture.is_file():  # Graphviz installed (CI has it)
         assert "Layer.describe" in picture.read_text() and "super" in picture.read_text()
+
+
+def test_parameters_typed_by_their_attributes_are_counted_and_unknown_ones_stay_unbound():
+    stats = graph_of("duck_params")["stats"]
+    assert stats["params_typed_by_attributes"] == 2  # md (Markdown) and p (BlockParser); m has no class
+    assert stats["unbound_by_cause"].get("attribute") == 1  # m.group(0): no class has group

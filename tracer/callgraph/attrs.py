@@ -123,6 +123,9 @@ class Attrs(Calls):
 
     def setattr_instr(self, obj: int, name: str, src: int, caller: int, line: int) -> None:
         self.on(obj, ("", Attrs.setattr_value, name, src, caller, line))
+        self.note_setattr(obj, name)
+
+    def note_setattr(self, obj: int, name: str) -> None: ...
 
     def setattr_value(self, v: Value, name: str, src: int, caller: int, line: int) -> None:
         t = v[0]

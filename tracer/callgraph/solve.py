@@ -29,6 +29,7 @@ from tracer.callgraph.calls import DECORATOR_BUILTINS, PROGRAM_CALLABLE, Calls, 
 from tracer.callgraph.heap import UNK, Value
 from tracer.callgraph.ir import ModuleIR, ScopeIR
 from tracer.callgraph.protocols import AITER, ITER
+from tracer.callgraph.seeds import Seeds
 
 BUILTIN_NAMES = frozenset(dir(builtins))
 MAX_ROUNDS = 40
@@ -39,7 +40,7 @@ SMALL_VALUES = 8  # values kept in a tuple before a dict
 Watcher = Any  # Callable[[tuple[Value, ...]], object] | tuple (see Solver.on)
 
 
-class Solver(Attrs):
+class Solver(Seeds):
     def __init__(self, modules: list[ModuleIR], prefix: str = "", entry_seeds: dict[str, str] | None = None):
         self.prefix = prefix
         self.entry_seeds = dict(entry_seeds or {})  # method name -> module variable naming entry classes
@@ -102,6 +103,7 @@ class Solver(Attrs):
             base += m.nvars
         self.next_var = base
         self.ints = list(range(base))
+        self.init_seeds()
 
     # -- the propagation core -------------------------------------------------------------------
     def V(self, *parts: Any) -> Value:
@@ -294,6 +296,8 @@ class Solver(Attrs):
                 if late and not self.queue and not seeded:
                     self.seed_self()
                     seeded = True
+                if late and not self.queue and seeded and not self.params_seeded:
+                    self.seed_params()
                 if late and not self.queue and seeded and self.entry_rules:
                     rules_now, self.entry_rules = self.entry_rules, []
                     for holds, fire in rules_now:
@@ -438,6 +442,8 @@ class Solver(Attrs):
 
     def attr_instr(self, dst: int, obj: int, name: str, caller: int, line: int) -> None:
         self.on(obj, ("", Attrs.attr_value, name, dst, caller, line))
+        if obj in self.param_vars:
+            self.param_reads.setdefault(obj, set()).add(name)
         if name in self.entry_seeds:
             self.unbudgeted.update((obj, dst))  # every entry class may be the receiver: none is cut
             # a protocol's method read off a receiver no class of the tree reaches (the runner's
@@ -445,47 +451,6 @@ class Solver(Attrs):
             # checked last: only once every other rule (self of methods no call reached included) is done
             self.entry_rules.append((lambda: not any(v[0] in ("i", "c") for v in self.pts.get(obj, ())),
                                      lambda: self.seed_entries(obj, self.entry_seeds[name])))
-
-    def seed_entries(self, obj: int, variable: str) -> None:
-        found = self.entry_vars.get(variable)
-        if found is None:
-            found = self.entry_vars[variable] = self.new_var()
-            self.unbudgeted.add(found)
-            into = found
-
-            def classes(vals: Iterable[Value]) -> None:
-                self.add(into, [self.V("i", v[1]) for v in vals if v[0] == "c"])
-            for (module, name), var in sorted(self.ns.items()):
-                if name == variable:
-                    self.on(var, classes)
-                    self.on(self.elements(var, -1), classes)
-        self.entry_seeded += 1
-        self.edge(found, obj)
-
-    # -- rules that need "nothing else was found" ----------------------------------------------
-    def seed_self(self) -> None:
-        """``self`` of a method no known call reached: instances of its class, or of the subclasses
-        of it the program creates (an override in a class never created is no edge)."""
-        made_of: dict[int, list[int]] = {}  # class -> the created classes whose MRO holds it
-        for k in sorted(self.instantiated):
-            for c in self.mro(k):
-                made_of.setdefault(c, []).append(k)
-        for uid, scope in enumerate(self.scopes):
-            if scope.owner < 0 or scope.method not in ("instance", "class") or not scope.params:
-                continue
-            first = scope.params[0]
-            if first.kind not in ("pos", "posonly"):
-                continue
-            var = first.var + self.scope_base[uid]
-            if self.pts.get(var):
-                continue
-            owner = self.owner_cid(uid)
-            made = made_of.get(owner, [])
-            tag = "i" if scope.method == "instance" else "c"
-            self.add(var, [self.V(tag, k) for k in (made or [owner])])
-
-    def owner_cid(self, uid: int) -> int:
-        return self.scope_cbase[uid] + self.scopes[uid].owner
 
     # -- answers ---------------------------------------------------------------------------------------
     def site_status(self, site: Site) -> str:
