@@ -188,3 +188,21 @@ def test_parameters_typed_by_their_attributes_are_counted_and_unknown_ones_stay_
     stats = graph_of("duck_params")["stats"]
     assert stats["params_typed_by_attributes"] == 2  # md (Markdown) and p (BlockParser); m has no class
     assert stats["unbound_by_cause"].get("attribute") == 1  # m.group(0): no class has group
+
+
+def test_from_solves_only_the_neighbourhood_and_finds_it_across_modules():
+    """--from solves on demand: the defining file, the modules its reached code imports (round by
+    round), the files naming a caller; the neighbourhood matches the whole graph's."""
+    folder = str(DATA / "imports")
+    data = json.loads(run_graph(folder, "--all", "--from", "publish", "--depth", "2")[1])
+    assert data["edges"] == [["pkg.api.publish", "pkg.tools.slugify"], ["pkg.tools.slugify", "util.clean"]]
+    assert data["stats"]["solved_on_demand"] and data["stats"]["files_solved"] == 3 < data["stats"]["files_total"]
+    alone = json.loads(run_graph(folder, "--all", "--from", "shout", "--depth", "1")[1])
+    assert alone["edges"] == [["util.shout", "util.clean"]] and alone["stats"]["files_solved"] == 1
+    callers = json.loads(run_graph(folder, "--all", "--from", "clean", "--depth", "1", "--callers")[1])
+    assert {("main", "util.clean"), ("pkg.tools.slugify", "util.clean"), ("util.shout", "util.clean")} <= {
+        tuple(e) for e in callers["edges"]}
+    # a subclass's mixin, two modules away through the subclass's bases: self.post() reaches it
+    mixin = json.loads(run_graph(str(DATA / "mro_cross_module"), "--all", "--from", "BaseModel.forward",
+                                 "--depth", "1")[1])
+    assert ["models.base.BaseModel.forward", "models.mixins.CaptureMixin.post"] in mixin["edges"]

@@ -91,16 +91,33 @@ def focused_call_graph(path: str | Path, cache: SummaryCache, words: Iterable[st
 
 
 
-def _scope_names(ir: ModuleIR) -> dict[int, set[str]]:
-    """Scope index -> the module-level names its code reads (through the module's shared
-    ``glob`` variables, as a call's function, an attribute's object, an argument, ...)."""
-    glob = {ins[1]: ins[2] for ins in ir.instrs if ins[0] == "glob"}
+def _scope_modules(ir: ModuleIR, prefix: str) -> dict[int, set[str]]:
+    """Scope index -> the modules whose imported names its code reads (a call's function, an
+    attribute's object, an argument, ...: a module-level name read through the module's shared
+    ``glob`` variable, or, in the module body, the import's own variable)."""
+    ns = {var: name for name, var in ir.globals}
+    made: dict[int, set[str]] = {}
+    for ins in ir.instrs:
+        if ins[0] == "from":
+            made[ins[1]] = {ins[2], f"{ins[2]}.{ins[3]}"}
+        elif ins[0] == "import":
+            made[ins[1]] = {ins[2]}
+    if prefix:
+        made = {v: mods | {f"{prefix}.{m}" for m in mods} for v, mods in made.items()}
+    by_name: dict[str, set[str]] = {}
+    for ins in ir.instrs:
+        if ins[0] == "copy" and ins[1] in ns and ins[2] in made:
+            by_name.setdefault(ns[ins[1]], set()).update(made[ins[2]])
+    mods_of = dict(made)
+    for ins in ir.instrs:
+        if ins[0] == "glob" and ins[2] in by_name:
+            mods_of[ins[1]] = by_name[ins[2]]
     out: dict[int, set[str]] = {}
 
     def use(scope: int, *vs: int) -> None:
         for v in vs:
-            if v in glob:
-                out.setdefault(scope, set()).add(glob[v])
+            if v in mods_of:
+                out.setdefault(scope, set()).update(mods_of[v])
     for ins in ir.instrs:
         op = ins[0]
         if op == "call":
@@ -115,23 +132,8 @@ def _scope_names(ir: ModuleIR) -> dict[int, set[str]]:
             use(ins[3], ins[2])
         elif op == "decorate":
             use(ins[4], ins[2], ins[3])
-    return out
-
-
-def _import_sources(ir: ModuleIR, prefix: str) -> dict[str, set[str]]:
-    """Module-level name -> the modules its imports name (``from a import b as c``: c -> a, a.b)."""
-    ns = {var: name for name, var in ir.globals}
-    made: dict[int, set[str]] = {}
-    for ins in ir.instrs:
-        if ins[0] == "from":
-            made[ins[1]] = {ins[2], f"{ins[2]}.{ins[3]}"}
-        elif ins[0] == "import":
-            made[ins[1]] = {ins[2]}
-    out: dict[str, set[str]] = {}
-    for ins in ir.instrs:
-        if ins[0] == "copy" and ins[1] in ns and ins[2] in made:
-            mods = made[ins[2]]
-            out.setdefault(ns[ins[1]], set()).update(mods | ({f"{prefix}.{m}" for m in mods} if prefix else set()))
+    bases = {b for c in ir.classes for b in c.bases}  # class statements run in the module body
+    out.setdefault(0, set()).update(m for v in bases if v in mods_of for m in mods_of[v])
     return out
 
 
@@ -163,8 +165,8 @@ def neighbourhood_call_graph(path: str | Path, cache: SummaryCache, names: Itera
                              progress: Callable[[str], None] | None = None) -> tuple[nx.DiGraph, dict[str, Any]]:
     """The graph ``--from NAME --depth N`` is cut from, solved on demand: the files defining NAME;
     then, round by round, the modules whose imported names the functions reached less than N
-    calls deep read (their own code, their class's ``__init__`` and what it calls, their module
-    body), and with
+    calls deep read (their own code, their class's ``__init__`` and what it calls) and the module
+    bodies of the solved files read (base classes), and with
     ``callers`` the files naming a caller found, until nothing is added (at most N + 1 solves).
     A call into a module no round chose stays unbound: a neighbourhood, not the whole program.
     Each solve is cached by the chosen files' contents."""
@@ -184,11 +186,13 @@ def neighbourhood_call_graph(path: str | Path, cache: SummaryCache, names: Itera
                                        [datas[i] for i in todo], store, jobs, progress)
             irs.update(zip(todo, compiled))
     chosen = _defining(datas, names)
-    load(chosen)
+    # the files naming a start's class: its subclasses (an override self.f() reaches) and its makers
+    owners = {n.split(".")[-2].encode() for n in names if n.count(".") >= 1}
+    load(chosen | {i for i, d in enumerate(datas) if d is not None and any(b"(" + o in d or o + b"(" in d
+                                                                           for o in owners)})
     seeds = [f"seed:{m}={v}" for m, v in sorted((entry_seeds or {}).items())]
     full = [f"{prefix}.{n}" if prefix else n for n in names]
     uses: dict[int, dict[int, set[str]]] = {}
-    sources: dict[int, dict[str, set[str]]] = {}
     rounds = 0
     while True:
         rounds += 1
@@ -217,12 +221,11 @@ def neighbourhood_call_graph(path: str | Path, cache: SummaryCache, names: Itera
         # ... and the functions those __init__ call (a field's value is what they return)
         inits |= {m for n in inits if n in graph for m in graph.successors(n)} & set(where)
         scopes = {where[n] for n in reached | inits if n in where}
-        scopes |= {(i, 0) for i, _ in scopes}
+        scopes |= {(i, 0) for i in irs}  # module bodies: every solved class's bases
         for i, si in scopes:
             if i not in uses:
-                uses[i], sources[i] = _scope_names(irs[i]), _import_sources(irs[i], prefix)
-            for name in uses[i].get(si, ()):
-                need.update(by_module[m] for m in sources[i].get(name, ()) if m in by_module)
+                uses[i] = _scope_modules(irs[i], prefix)
+            need.update(by_module[m] for m in uses[i].get(si, ()) if m in by_module)
         if callers:
             words = {p.rsplit(".", 1)[-1].encode() for n in up for p in graph.predecessors(n)}
             need.update(i for i, d in enumerate(datas) if d is not None and any(w in d for w in words if w[:1] != b"<"))
