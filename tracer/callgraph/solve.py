@@ -102,6 +102,7 @@ class Solver(Seeds):
                 self.ns[(m.module, name)] = var + base
             base += m.nvars
         self.next_var = base
+        self.dunders = {name for attrs in self.class_attrs for name in attrs if name.startswith("__")}
         self.ints = list(range(base))
         self.init_seeds()
 
@@ -350,15 +351,13 @@ class Solver(Seeds):
         elif op == "item":
             dst, obj, key = g(ins[1]), g(ins[2]), g(ins[3])
             self.on(obj, ("", Solver.item_value, key, dst))
-            if len(ins) > 4:
-                site = self.site(dst, ((key, False),), n(sbase + ins[4]), n(ins[5]), "implicit")
-                self.on(obj, ("i", Calls.dunder_value, ("__getitem__",), site))
+            if len(ins) > 4 and "__getitem__" in self.dunders:
+                self.on(obj, ("i", Calls.implicit_call, ("__getitem__",), dst, (key,), n(sbase + ins[4]), n(ins[5])))
         elif op == "setitem":
             obj, key, src = g(ins[1]), g(ins[2]), g(ins[3])
             self.on(obj, ("o", Solver.setitem_value, key, src))
-            if len(ins) > 4:  # a subscript assignment written in the source (not a literal's slot)
-                site = self.site(-1, ((key, False), (src, False)), n(sbase + ins[4]), n(ins[5]), "implicit")
-                self.on(obj, ("i", Calls.dunder_value, ("__setitem__",), site))
+            if len(ins) > 4 and "__setitem__" in self.dunders:  # written in the source (not a literal's slot)
+                self.on(obj, ("i", Calls.implicit_call, ("__setitem__",), -1, (key, src), n(sbase + ins[4]), n(ins[5])))
         elif op == "alloc":
             self.add(g(ins[1]), (self.new_obj(g(ins[1]), ins[2], ins[3]),))
         elif op == "merge":
@@ -387,8 +386,10 @@ class Solver(Seeds):
             names = ITER if op == "iter" else AITER
             self.each(g(ins[2]), lambda v: self.iter_value(v, dst, caller, line, names))
         elif op == "dunder":
-            site = self.site(g(ins[1]), tuple((g(a), False) for a in ins[4]), n(sbase + ins[5]), n(ins[6]), "implicit")
-            self.on(g(ins[2]), ("i", Calls.dunder_value, ins[3], site))
+            names = tuple(x for x in ins[3] if x in self.dunders)  # what no class defines is never found
+            if names:
+                self.on(g(ins[2]), ("i", Calls.implicit_call, names, g(ins[1]), tuple(g(a) for a in ins[4]),
+                                    n(sbase + ins[5]), n(ins[6])))
         elif op == "unpack":
             dst, index = g(ins[1]), ins[3]
             index_key = self.V("k", "int", index) if index >= 0 else None
