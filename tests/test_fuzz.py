@@ -92,9 +92,8 @@ def test_random_libcst_trees_index_without_escaping(source):
     from tracer.index.project import index_file
 
     file = SourceFile("sglang.srt.models.fuzzed", "m.py", "/nonexistent", False)
-    for level in ("outline", "full"):
-        summary = index_file(file, level, source.encode("utf-8", errors="surrogatepass"))
-        assert summary.module == "sglang.srt.models.fuzzed"
+    summary = index_file(file, "outline", source.encode("utf-8", errors="surrogatepass"))
+    assert summary.module == "sglang.srt.models.fuzzed"
 
 
 @settings(max_examples=50, deadline=None, suppress_health_check=list(HealthCheck), database=None)
@@ -104,8 +103,7 @@ def test_random_bytes_are_input_errors_or_summaries(blob):
     from tracer.index.project import index_file
 
     file = SourceFile("m", "m.py", "/nonexistent", False)
-    for level in ("outline", "full"):
-        index_file(file, level, blob)  # never raises
+    index_file(file, "outline", blob)  # never raises
 
 
 @settings(max_examples=5, deadline=None, suppress_health_check=list(HealthCheck), database=None)

@@ -32,7 +32,7 @@ from tracer.model.results import Hop, ModelResult
 from tracer.resolve.resolver import ClassRef
 
 if TYPE_CHECKING:
-    from tracer.analysis.chains import ChainTracer, _Trace
+    from tracer.analysis.tracing import ChainTracing, Trace
 
 MAX_DEPTH = 10  # calls followed, one inside the other
 
@@ -76,7 +76,7 @@ class _Walk:
     done: dict[tuple[ClassRef, ClassRef, str, Held, bool], bool] = field(default_factory=dict)
 
 
-def trace_argument(tracer: ChainTracer, entry: ClassRef, entry_line: int, trace: _Trace) -> ModelResult:
+def trace_argument(tracer: ChainTracing, entry: ClassRef, entry_line: int, trace: Trace) -> ModelResult:
     proto = tracer.protocol
     key = proto.argument_parameter
     found = tracer.resolver.find_method(entry, "forward")
@@ -169,7 +169,7 @@ def _fn(site: Site) -> str:
     return f"{site.owner.name}.{site.method}"
 
 
-def _finding(tracer: ChainTracer, slug: str, variant: str, entry: ClassRef, site: Site, trace: _Trace,
+def _finding(tracer: ChainTracing, slug: str, variant: str, entry: ClassRef, site: Site, trace: Trace,
              **fields: object):
     proto = tracer.protocol
     chain = tuple(h.qualname for h in (*site.path, *trace.hops[len(site.path):]))
@@ -179,7 +179,7 @@ def _finding(tracer: ChainTracer, slug: str, variant: str, entry: ClassRef, site
     return replace(found, chain=chain or found.chain)
 
 
-def _output_hops(tracer: ChainTracer) -> list[Hop]:
+def _output_hops(tracer: ChainTracing) -> list[Hop]:
     """Where the captured states go: the hook's body on the metadata classes the pack names."""
     proto = tracer.protocol
     hops = []
@@ -193,7 +193,7 @@ def _output_hops(tracer: ChainTracer) -> list[Hop]:
 
 
 class _Visitor:
-    def __init__(self, tracer: ChainTracer, walk: _Walk):
+    def __init__(self, tracer: ChainTracing, walk: _Walk):
         self.tracer = tracer
         self.walk = walk
         self.types = ArgumentTypes(tracer)

@@ -19,7 +19,7 @@ from tracer.resolve.resolver import ClassRef
 from tracer.resolve.tree import classes_named
 
 if TYPE_CHECKING:
-    from tracer.analysis.chains import ChainTracer
+    from tracer.analysis.tracing import ChainTracing
 
 MAX_PARAM_HOPS = 4  # a constructor parameter handed on by subclasses, one below the other
 
@@ -27,7 +27,7 @@ Target = tuple[ClassRef, ClassRef, str]  # (the instance's class, the class defi
 
 
 class ArgumentTypes:
-    def __init__(self, tracer: ChainTracer):
+    def __init__(self, tracer: ChainTracing):
         self.tracer = tracer
         self.resolver = tracer.resolver
 
@@ -61,7 +61,10 @@ class ArgumentTypes:
 
     def _forwards(self, concrete: ClassRef, attrs: list[str], label: str) -> tuple[list[Target], str]:
         classes, why = self._held_many(concrete, attrs)
-        return self._methods(classes, "forward"), why or ("" if classes else f"the class of {label} is unknown")
+        called = self.tracer.protocol.module_call
+        if not called:
+            return [], f"calling {label} runs its __call__, and the pack names no method a module call runs"
+        return self._methods(classes, called), why or ("" if classes else f"the class of {label} is unknown")
 
     def _held_many(self, concrete: ClassRef, attrs: list[str]) -> tuple[list[ClassRef], str]:
         classes: list[ClassRef] = []

@@ -13,7 +13,6 @@ owner reaches a read (readers.py).
 from __future__ import annotations
 
 import difflib
-from dataclasses import dataclass, field
 
 from tracer.analysis.argument_chain import trace_argument
 from tracer.analysis.config_chain import trace_config
@@ -21,6 +20,7 @@ from tracer.analysis.config_source import ConfigSources
 from tracer.analysis.flow import Call, Flow, FlowAnalysis, Ids, Problem, Values, Write
 from tracer.analysis.handoff import dropped_aux
 from tracer.analysis.readers import readers_of, unreached_readers
+from tracer.analysis.tracing import Trace
 from tracer.checks import finding, is_error, on_draft_head
 from tracer.model.findings import Finding
 from tracer.model.kinds import Verdict
@@ -28,26 +28,6 @@ from tracer.model.protocol import Protocol
 from tracer.model.results import Hop, ModelResult, TagSite
 from tracer.model.summary import Function
 from tracer.resolve.resolver import ClassRef, Resolver
-
-
-@dataclass
-class _Trace:
-    """Scratch state of one trace (never leaves this module)."""
-
-    hops: list[Hop] = field(default_factory=list)
-    findings: list[Finding] = field(default_factory=list)
-    unresolved: list[str] = field(default_factory=list)
-    state_owners: list[ClassRef] = field(default_factory=list)
-    state_attribute: str = ""
-    flag_set_on: set[ClassRef] = field(default_factory=set)
-    flag_partial: dict[ClassRef, str] = field(default_factory=dict)  # set on one path only
-    untraced: set[tuple[ClassRef, int]] = field(default_factory=set)
-    tags_without_clear: list[TagSite] = field(default_factory=list)
-    markers: set[str] = field(default_factory=set)  # per-layer markers the setters set
-    nodes: list[tuple[ClassRef, ClassRef, Function, Flow]] = field(default_factory=list)  # (concrete, owner, ...)
-    written: bool = False  # some hop stores the ids
-    pending: list[tuple[ClassRef, Write, ClassRef]] = field(default_factory=list)  # (state owner, write, writer)
-    done: set[tuple[ClassRef, str]] = field(default_factory=set)  # methods already walked
 
 
 class ChainTracer:
@@ -67,7 +47,7 @@ class ChainTracer:
         return source.path if source else module.replace(".", "/") + ".py"
 
     def _finding(self, slug: str, variant: str, entry: ClassRef, module: str, line: int, col: int,
-                 trace: _Trace, **fields: object) -> Finding:
+                 trace: Trace, **fields: object) -> Finding:
         proto = self.protocol
         return finding(slug, variant, protocol=proto.name, entry=entry.fullname, file=self._path(module),
                        line=line, col=col, chain=tuple(h.qualname for h in trace.hops), setter=proto.setter,
@@ -78,7 +58,7 @@ class ChainTracer:
         proto = self.protocol
         entry_def = self.resolver.class_def(entry)
         entry_line = entry_def.line if entry_def else 0
-        trace = _Trace()
+        trace = Trace()
         if self.sources is not None:
             return trace_config(self, self.sources, entry, entry_line, trace)
         if proto.argument_parameter:
@@ -119,7 +99,7 @@ class ChainTracer:
         self._check_defaults(entry, trace)
         return self._finish(entry, entry_line, trace)
 
-    def _check_shadowed(self, entry: ClassRef, owner: ClassRef, trace: _Trace) -> None:
+    def _check_shadowed(self, entry: ClassRef, owner: ClassRef, trace: Trace) -> None:
         """A class body that defines the setter twice: the later one runs (Python's rule)."""
         definition = self.resolver.class_def(owner)
         if definition is None:
@@ -141,7 +121,7 @@ class ChainTracer:
         return names[0] if names else ""
 
     # -- one method of the chain -------------------------------------------------------------------
-    def _walk(self, entry: ClassRef, flow: Flow, method: Function, trace: _Trace, depth: int) -> None:
+    def _walk(self, entry: ClassRef, flow: Flow, method: Function, trace: Trace, depth: int) -> None:
         proto = self.protocol
         owner, concrete = flow.owner, flow.concrete
         trace.nodes.append((concrete, owner, method, flow))
@@ -153,7 +133,8 @@ class ChainTracer:
         for target in state_targets:
             first = next(w for w in flow.writes if w.target == target)
             self._write_hop(entry, owner, first, trace)
-        if not states and proto.state_attribute:
+        if not states and proto.state_attribute and not _stores_ids_below(flow):
+            # (a helper the ids are handed to that stores them is the setter's write: not ignored)
             plain = [w for w in flow.writes if w.attr == proto.state_attribute]
             if plain:
                 # the state, but stored from something other than the ids: the setter ignores them
@@ -166,7 +147,7 @@ class ChainTracer:
         for call in flow.calls:
             self._call(entry, owner, flow, call, trace, depth)
 
-    def _call(self, entry: ClassRef, owner: ClassRef, flow: Flow, call: Call, trace: _Trace, depth: int) -> None:
+    def _call(self, entry: ClassRef, owner: ClassRef, flow: Flow, call: Call, trace: Trace, depth: int) -> None:
         proto = self.protocol
         caller = self.resolver.method(flow.owner, flow.method)
         if (not call.passes_ids and caller is not None and self._ids_param(caller)
@@ -198,7 +179,7 @@ class ChainTracer:
             return True
         return any(c.flow is not None and self._matters(c.flow) for c in flow.calls)
 
-    def _problem(self, entry: ClassRef, owner: ClassRef, problem: Problem, trace: _Trace) -> None:
+    def _problem(self, entry: ClassRef, owner: ClassRef, problem: Problem, trace: Trace) -> None:
         path = self._path(owner.module)
         if problem.kind in ("missing-method", "guarded-missing", "assert-fails"):
             why = problem.detail
@@ -224,7 +205,7 @@ class ChainTracer:
             trace.unresolved.append("delegation deeper than the bound")
 
     # -- the state and its readers ------------------------------------------------------------------
-    def _write_hop(self, entry: ClassRef, owner: ClassRef, write: Write, trace: _Trace) -> None:
+    def _write_hop(self, entry: ClassRef, owner: ClassRef, write: Write, trace: Trace) -> None:
         proto = self.protocol
         trace.written = True
         if not write.owners:
@@ -244,7 +225,7 @@ class ChainTracer:
             if not trace.state_attribute or write.attr == proto.state_attribute:
                 trace.state_attribute = write.attr
 
-    def _states(self, entry: ClassRef, trace: _Trace) -> None:
+    def _states(self, entry: ClassRef, trace: Trace) -> None:
         """Readers of every state the ids reach; a dead write when no running forward reads any."""
         proto = self.protocol
         pending = trace.pending
@@ -300,7 +281,7 @@ class ChainTracer:
 
     # -- checks on each method's summary ------------------------------------------------------------
     def _summary_checks(self, entry: ClassRef, concrete: ClassRef, owner: ClassRef, method: Function,
-                        trace: _Trace) -> None:
+                        trace: Trace) -> None:
         proto = self.protocol
         ids_param = self._ids_param(method)
         flag_suffix = "." + proto.output_flag if proto.output_flag else ""
@@ -353,7 +334,7 @@ class ChainTracer:
         return (f"only when {ids_param} is None (the fallback path)" if in_fallback
                 else f"only when {ids_param} is given")
 
-    def _check_flag(self, entry: ClassRef, trace: _Trace) -> None:
+    def _check_flag(self, entry: ClassRef, trace: Trace) -> None:
         proto = self.protocol
         if not proto.output_flag:
             return
@@ -377,7 +358,7 @@ class ChainTracer:
                 method=method.name, sets=sets))
             trace.flag_set_on.add(concrete)
 
-    def _check_handoff(self, entry: ClassRef, trace: _Trace) -> None:
+    def _check_handoff(self, entry: ClassRef, trace: Trace) -> None:
         if not trace.written:
             return
         dropped = dropped_aux(self.flow, self.resolver, entry, self.protocol.output_flag,
@@ -396,18 +377,24 @@ class ChainTracer:
                 if self.protocol.is_entry_module(module) or not any(
                         self.project.mentions(module, name) for name in self.protocol.default_methods):
                     continue
-                summary = self.project.full(module)
-                if summary is None:
+                summary = self.project.module(module)
+                if summary is None or summary.error:
                     continue
-                functions = list(summary.functions) + [m for c in summary.classes for m in c.methods]
-                for fn in functions:
-                    for call in fn.calls:
+                # the functions and methods whose text names a default method, parsed one at a time
+                names = [name for name, _, _ in summary.spans()]
+                names += [f"{c.qualname}.{name}" for c in summary.classes for name, _, _ in c.spans()]
+                for name in names:
+                    text = self.project.function_text(module, name) or ""
+                    if not any(d in text for d in self.protocol.default_methods):
+                        continue
+                    fn = self.project.function(module, name)
+                    for call in fn.calls if fn is not None else ():
                         if call.func.rpartition(".")[2] in self.protocol.default_methods:
                             called.add(call.func.rpartition(".")[2])
             self._default_calls = called
         return self._default_calls
 
-    def _check_defaults(self, entry: ClassRef, trace: _Trace) -> None:
+    def _check_defaults(self, entry: ClassRef, trace: Trace) -> None:
         called = self._runner_default_calls() if self.protocol.default_methods else set()
         if not called:
             return
@@ -427,7 +414,7 @@ class ChainTracer:
                                                 where=where))
 
     # -- verdict ----------------------------------------------------------------------------------
-    def _finish(self, entry: ClassRef, entry_line: int, trace: _Trace) -> ModelResult:
+    def _finish(self, entry: ClassRef, entry_line: int, trace: Trace) -> ModelResult:
         errors = [f for f in trace.findings if is_error(f)]
         if errors:
             return self._result(entry, entry_line, "broken", errors[0].message, trace)
@@ -443,7 +430,7 @@ class ChainTracer:
             return self._result(entry, entry_line, "unknown", trace.unresolved[0], trace)
         return self._result(entry, entry_line, "ok", "", trace)
 
-    def _no_state_reason(self, trace: _Trace) -> str:
+    def _no_state_reason(self, trace: Trace) -> str:
         concrete, owner, method, flow = trace.nodes[0]
         if any(p.kind == "not-implemented" for p in flow.problems):
             return f"{owner.name}.{method.name} raises NotImplementedError"
@@ -453,7 +440,7 @@ class ChainTracer:
             why += f" (it writes {', '.join(written[:3])}, from values that do not depend on the ids)"
         return why
 
-    def _result(self, entry: ClassRef, line: int, verdict: Verdict, reason: str, trace: _Trace) -> ModelResult:
+    def _result(self, entry: ClassRef, line: int, verdict: Verdict, reason: str, trace: Trace) -> ModelResult:
         owners = list(dict.fromkeys(trace.state_owners))
         draft = self.protocol.is_draft(entry.module, entry.name) or entry.fullname in self.drafts
         findings = [on_draft_head(f, self.protocol.setter) for f in trace.findings] if draft else trace.findings
@@ -468,3 +455,10 @@ class ChainTracer:
 
 
 __all__ = ["ChainTracer"]
+
+
+def _stores_ids_below(flow: Flow, depth: int = 0) -> bool:
+    """Some call the flow followed with the ids stores them (transitively)."""
+    return depth < 20 and any(c.flow is not None and (any(w.tainted for w in c.flow.writes)
+                                                      or _stores_ids_below(c.flow, depth + 1))
+                              for c in flow.calls)

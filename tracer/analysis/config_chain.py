@@ -22,13 +22,13 @@ from tracer.model.results import Hop, ModelResult
 from tracer.resolve.resolver import ClassRef
 
 if TYPE_CHECKING:
-    from tracer.analysis.chains import ChainTracer, _Trace
+    from tracer.analysis.tracing import ChainTracing, Trace
 
 MAX_OUTPUT_HOPS = 6  # output copies delegated to a sub-module, one inside the other
 
 
-def trace_config(tracer: ChainTracer, sources: ConfigSources, entry: ClassRef, entry_line: int,
-                 trace: _Trace) -> ModelResult:
+def trace_config(tracer: ChainTracing, sources: ConfigSources, entry: ClassRef, entry_line: int,
+                 trace: Trace) -> ModelResult:
     proto = tracer.protocol
     writes = sources.writes_for(entry)
     archs = sources.architectures.get(entry.fullname, [])
@@ -80,7 +80,7 @@ def _config_param(params: object) -> str:
     return names[0] if names else "the config"
 
 
-def _check_outputs(tracer: ChainTracer, entry: ClassRef, trace: _Trace) -> None:
+def _check_outputs(tracer: ChainTracing, entry: ClassRef, trace: Trace) -> None:
     """Each output copy that runs for the entry must keep the key the captured states travel under."""
     proto = tracer.protocol
     if not proto.output_key:
@@ -101,7 +101,7 @@ def _check_outputs(tracer: ChainTracer, entry: ClassRef, trace: _Trace) -> None:
                               + (f" (through {' -> '.join(path[1:])})" if len(path) > 1 else "")))
 
 
-def _keeps(tracer: ChainTracer, concrete: ClassRef, owner: ClassRef, name: str,
+def _keeps(tracer: ChainTracing, concrete: ClassRef, owner: ClassRef, name: str,
            depth: int) -> tuple[bool | None, list[str]]:
     """Whether ``owner.name`` (run on ``concrete``) mentions the output key, itself or through
     the same method of a sub-module it delegates to; None when it cannot be read."""

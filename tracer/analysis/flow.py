@@ -17,7 +17,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable
 
-from tracer.analysis.flow_body import _Body
+from tracer.analysis.flow_body import BodyWalker
 from tracer.analysis.flow_values import (
     NONE,
     Atom,
@@ -111,7 +111,7 @@ class FlowAnalysis:
             env[arg.arg] = (kwargs or {}).get(arg.arg, (Opaque(f"parameter {arg.arg}"),))
         self._stack.append(key)
         try:
-            _Body(self, flow, owner, concrete, offset, value_mode, node).run(node.body, env)
+            BodyWalker(self, flow, owner, concrete, offset, value_mode, node).run(node.body, env)
         finally:
             self._stack.pop()
         return flow

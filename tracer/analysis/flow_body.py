@@ -5,12 +5,12 @@ their branch, the others run both."""
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING
 
-from tracer.analysis.flow_exprs import Expressions, _dotted
+from tracer.analysis.flow_exprs import Expressions, dotted_source
 from tracer.analysis.flow_values import (
     ClassObj,
     Const,
+    Evaluator,
     Flow,
     Ids,
     Inst,
@@ -25,18 +25,15 @@ from tracer.analysis.flow_values import (
 )
 from tracer.resolve.resolver import ClassRef
 
-if TYPE_CHECKING:
-    from tracer.analysis.flow import FlowAnalysis
-
 
 class _Stop(Exception):
     """The path ends (return or raise)."""
 
 
-class _Body(Expressions):
+class BodyWalker(Expressions):
     """One method's statements, walked once along each path the code can take."""
 
-    def __init__(self, analysis: FlowAnalysis, flow: Flow, owner: ClassRef, concrete: ClassRef, offset: int,
+    def __init__(self, analysis: Evaluator, flow: Flow, owner: ClassRef, concrete: ClassRef, offset: int,
                  value_mode: bool, function: ast.AST):
         self.function = function
         self.a = analysis
@@ -238,7 +235,7 @@ class _Body(Expressions):
             raise _Stop  # AssertionError: nothing after it runs
 
     def class_of(self, node: ast.expr) -> ClassRef | None:
-        dotted = _dotted(node)
+        dotted = dotted_source(node)
         if not dotted:
             return None
         found = self.resolver.resolve_class(self.owner.module, dotted)

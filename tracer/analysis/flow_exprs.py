@@ -12,6 +12,7 @@ from tracer.analysis.flow_values import (
     Call,
     ClassObj,
     Const,
+    Evaluator,
     Ids,
     Inst,
     Method,
@@ -27,7 +28,6 @@ from tracer.analysis.flow_values import (
 from tracer.resolve.resolver import ClassRef
 
 if TYPE_CHECKING:
-    from tracer.analysis.flow import FlowAnalysis
     from tracer.analysis.flow_values import Flow
     from tracer.resolve.resolver import Resolver
 
@@ -38,7 +38,7 @@ _PURE_BUILTINS = {"list", "tuple", "set", "sorted", "frozenset", "reversed", "mi
 class Expressions:
     """Mixin of the body walker: evaluating expressions."""
 
-    a: FlowAnalysis
+    a: Evaluator
     flow: Flow
     owner: ClassRef
     concrete: ClassRef
@@ -269,11 +269,11 @@ def _only_none(args: list[Values], kwargs: dict[str, Values]) -> bool:
     return bool(given) and all(v == NONE for v in given)
 
 
-def _dotted(node: ast.expr) -> str:
+def dotted_source(node: ast.expr) -> str:
     if isinstance(node, ast.Name):
         return node.id
     if isinstance(node, ast.Attribute):
-        head = _dotted(node.value)
+        head = dotted_source(node.value)
         return f"{head}.{node.attr}" if head else ""
     return ""
 

@@ -5,8 +5,12 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Protocol
 
 from tracer.resolve.resolver import ClassRef
+
+if TYPE_CHECKING:
+    from tracer.resolve.resolver import Resolver
 
 # -- values ---------------------------------------------------------------------------------------
 
@@ -145,3 +149,22 @@ def closest(name: str, choices: Iterable[str]) -> str:
 
 class _Env(dict):  # type: ignore[type-arg]
     """Locals of one path: name -> Values."""
+
+
+class Evaluator(Protocol):
+    """What a method body's evaluation asks of the analysis that runs it (flow.FlowAnalysis):
+    the body and expression walkers are typed against this, so they never import the
+    analysis that imports them."""
+
+    resolver: Resolver
+    carriers: set[str]
+
+    def run(self, owner: ClassRef, concrete: ClassRef, name: str, args: list[Values] | None = None,
+            kwargs: dict[str, Values] | None = None, ids_param: str = "", value_mode: bool = False
+            ) -> Flow | None: ...
+
+    def method_value(self, concrete: ClassRef, name: str) -> Values: ...
+
+    def attribute(self, base: Values, attr: str) -> Values: ...
+
+    def typed(self, values: Values) -> Values: ...

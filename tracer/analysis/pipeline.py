@@ -165,7 +165,7 @@ def scan(path: str | Path, protocols: Sequence[Protocol], cache_dir: str | Path 
         protocols=tuple(p.name for p in applied), models=analysis.models, call_sites=analysis.call_sites,
         findings=tuple(deduplicate(list(analysis.findings) + [input_error_finding(p) for p in problems])),
         input_errors=tuple(sorted(problems, key=lambda p: (p.path, p.line))),
-        stats=ScanStats(files_total=len(files), files_parsed=project.parsed_full,
+        stats=ScanStats(files_total=len(files), files_parsed=0,
                         files_outlined=project.parsed_outline, functions_parsed=project.parsed_functions,
                         cache_hits=cache.hits, seconds=round(time.perf_counter() - started, 3),
                         chains_traced=memo.traced, chains_reused=memo.reused),

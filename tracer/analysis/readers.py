@@ -8,9 +8,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from tracer.model.summary import Function
+from tracer.resolve.binder import SELF, SUPER, Binder
 from tracer.resolve.resolver import ClassRef, Resolver
 
 MAX_METHODS = 60  # methods walked from one class's entry methods
+_READER_KINDS = frozenset({SELF, SUPER})  # the forward that runs: its own methods and super()
 
 
 @dataclass(frozen=True)
@@ -46,6 +48,7 @@ def reached_methods(resolver: Resolver, concrete: ClassRef, entry_methods: tuple
                     callers: dict[tuple[ClassRef, str], tuple[ClassRef, Function, int]] | None = None
                     ) -> tuple[list[tuple[ClassRef, Function]], tuple[ClassRef, Function] | None]:
     callers = {} if callers is None else callers
+    binder = Binder(resolver)
     walked: list[tuple[ClassRef, Function]] = []
     seen: set[tuple[ClassRef, str]] = set()
     queue: list[tuple[ClassRef, Function]] = []
@@ -62,16 +65,11 @@ def reached_methods(resolver: Resolver, concrete: ClassRef, entry_methods: tuple
         seen.add((cls, fn.name))
         walked.append((cls, fn))
         for call in fn.calls:
-            func = call.func
-            if func.startswith("super().") and func.count(".") == 1:
-                found = resolver.find_method(concrete, func[len("super()."):], after=cls)
-            elif func.startswith("self.") and func.count(".") == 1:
-                found = resolver.find_method(concrete, func[len("self."):])
-            else:
-                continue
-            if found is not None and (found[0], found[1].name) not in seen:
-                callers.setdefault((found[0], found[1].name), (cls, fn, call.line))
-                queue.append(found)
+            for bound in binder.callees(cls.module, concrete, fn, call, kinds=_READER_KINDS):
+                assert bound.owner is not None  # a method of the MRO
+                if (bound.owner, bound.function.name) not in seen:
+                    callers.setdefault((bound.owner, bound.function.name), (cls, fn, call.line))
+                    queue.append((bound.owner, bound.function))
     return walked, first
 
 

@@ -20,11 +20,15 @@ from tracer.model.findings import Finding
 from tracer.model.protocol import Protocol
 from tracer.model.results import CallSite
 from tracer.model.summary import Call, Function
+from tracer.resolve.binder import HELD, NAME, SELF, SUPER, Binder
 from tracer.resolve.resolver import ClassRef, Resolver
 
 _CALLED = re.compile(r"\b(\w+)\s*\(")
 MAX_WALK = 4000  # calls visited per root (bounds time on huge runners)
 MAX_DEPTH = 12
+# the start-up order is walked through methods, super(), held objects and names; a module call
+# (self.model(...)) runs a forward, which is not start-up
+_RUNNER_KINDS = frozenset({SELF, SUPER, HELD, NAME})
 
 
 @dataclass
@@ -39,6 +43,7 @@ class RunnerAnalysis:
         self.resolver = resolver
         self.project = resolver.project
         self.protocol = protocol
+        self.binder = Binder(resolver)
         self._reaching: set[str] | None = None
 
     def _path(self, module: str) -> str:
@@ -222,56 +227,23 @@ class RunnerAnalysis:
                     walk.events.append(("capture", qualname, call.line))
 
     def _resolve_call(self, module: str, cls: ClassRef | None, fn: Function, call: Call):
+        """What the call runs (the binder's answer), pruned to what can matter for the order: a call on
+        self only when its name can lead to a setter call or a graph capture; elsewhere only into
+        modules that mention one. No jedi here: the walk only looks for the setter's call sites, and
+        jedi's first question in a 280 KB scheduler cost 0.7 s of a 6.5 s cold scan for no answer."""
         func = call.func
-        if not func:
+        if not func or (func.startswith("self.") and not self._reaches(func)):
             return []
-        if func.startswith("self.") and func.count(".") == 1 and cls is not None:
-            if not self._reaches(func):
-                return []
-            found = self.resolver.find_method(cls, func[5:])
-            if found:
-                owner, method = found
-                return [(owner.module, cls, method, f"{owner.fullname}.{method.name}")]
-            return []
-        if func.startswith("super().") and cls is not None:
-            classes, _ = self.resolver.mro(cls)
-            found = self.resolver.find_method(cls, func[8:], after=classes[0] if classes else None)
-            if found:
-                owner, method = found
-                return [(owner.module, cls, method, f"{owner.fullname}.{method.name}")]
-            return []
-        if func.startswith("self.") and cls is not None:
-            # self.worker.init_x(): follow only into modules that can matter for
-            # the order (they mention the setter or a graph-capture name).
-            receiver, _, name = func.rpartition(".")
-            if not self._reaches(func):
-                return []
-            # No jedi here: the walk only looks for the setter's call sites, and jedi's first
-            # question in a 280 KB scheduler cost 0.7 s of a 6.5 s cold scan for no answer.
-            types = self.resolver.receiver_types(cls, receiver, jedi=False)
-            targets = []
-            if isinstance(types, list):
-                for typed in types:
-                    found = self.resolver.find_method(typed.cls, name)
-                    if found and self._relevant(found[0].module):
-                        owner, method = found
-                        targets.append((owner.module, typed.cls, method, f"{owner.fullname}.{method.name}"))
-            return targets
-        symbol = self.resolver.resolve_name(module, func)
-        if symbol.kind in ("function", "class") and not self._relevant(symbol.module):
-            return []
-        if symbol.kind == "function":
-            target = self.project.function(symbol.module, symbol.qualname) if self._reaches(func) else None
-            if target:
-                return [(symbol.module, None, target, symbol.fullname)]
-        if symbol.kind == "class":
-            ref = ClassRef(symbol.module, symbol.qualname)
-            found = self.resolver.find_method(ref, "__init__")
-            if found:
-                owner, method = found
-                return [(owner.module, ref, method, f"{ref.fullname}.__init__")]
-        return []
-
+        targets = []
+        for bound in self.binder.callees(module, cls, fn, call, kinds=_RUNNER_KINDS):
+            if bound.kind == HELD and not self._relevant(bound.module):
+                continue
+            if bound.kind == NAME:
+                defined = bound.concrete.module if bound.concrete is not None else bound.module
+                if not self._relevant(defined) or (bound.concrete is None and not self._reaches(func)):
+                    continue
+            targets.append((bound.module, bound.concrete, bound.function, bound.qualname))
+        return targets
 
     def _relevant_names(self) -> tuple[str, ...]:
         # "Class.method" patterns contribute the class name: a bare method name

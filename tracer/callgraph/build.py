@@ -116,13 +116,15 @@ def _compile_all(files: list[SourceFile], keys: list[str], datas: list[bytes | N
 
 
 def solve_tree(irs: list[ModuleIR], prefix: str = "", entry_seeds: dict[str, str] | None = None,
-               ) -> tuple[list[str], list[tuple[str, str, str]], dict[str, Any]]:
+               module_calls: tuple[str, ...] = ()) -> tuple[list[str], list[tuple[str, str, str]], dict[str, Any]]:
     """(nodes, edges as (caller, callee, kind), call statistics) of compiled modules (``irs`` is
     emptied: the modules are the solver's from then on); ``prefix``:
     the package the scanned folder is, against which an absolute import is also tried;
     ``entry_seeds``: protocol method -> the module variable that names entry classes (a
-    receiver of that method no class of the tree reaches is taken to be one of them)."""
+    receiver of that method no class of the tree reaches is taken to be one of them);
+    ``module_calls``: the method a call of an instance runs without an in-tree ``__call__``."""
     solver = Solver([ir for ir in irs if not ir.error], prefix, entry_seeds)
+    solver.module_calls = tuple(module_calls)
     irs.clear()  # the solver drops each module's instructions once installed: nothing else may hold them
     # millions of small containers live until the end: the cyclic collector walking them again and
     # again was a third of the fixpoint's time, and nothing it could free is garbage before the end
@@ -150,13 +152,15 @@ def solve_tree(irs: list[ModuleIR], prefix: str = "", entry_seeds: dict[str, str
 
 def whole_call_graph(path: str | Path, cache: SummaryCache, jobs: int = 0,
                      progress: Callable[[str], None] | None = None,
-                     entry_seeds: dict[str, str] | None = None) -> tuple[nx.DiGraph, dict[str, Any]]:
+                     entry_seeds: dict[str, str] | None = None,
+                     module_calls: tuple[str, ...] = ()) -> tuple[nx.DiGraph, dict[str, Any]]:
     started = time.perf_counter()
     layout, prefix = _layout(path)
     files, problems = list_sources(layout)
     store = Store(cache.directory)
     keys, datas = _read_all(files, layout.base)
-    whole_key = tree_key(keys + [f"seed:{m}={v}" for m, v in sorted((entry_seeds or {}).items())])
+    whole_key = tree_key(keys + [f"seed:{m}={v}" for m, v in sorted((entry_seeds or {}).items())]
+                         + [f"module-call:{m}" for m in module_calls])
     answer = store.load_value(whole_key)
     if isinstance(answer, tuple) and len(answer) == 4:  # an unchanged tree: no entry decoded, nothing solved
         nodes, edges, call_stats, ir_errors = answer
@@ -169,7 +173,7 @@ def whole_call_graph(path: str | Path, cache: SummaryCache, jobs: int = 0,
         if progress:
             progress(f"solving {len(irs)} modules")
         ir_errors = sum(1 for ir in irs if ir.error)
-        nodes, edges, call_stats = solve_tree(irs, prefix, entry_seeds)
+        nodes, edges, call_stats = solve_tree(irs, prefix, entry_seeds, module_calls)
         store.store_value(whole_key, (nodes, edges, call_stats, ir_errors))
         counts["answer_cached"] = 0
     del datas

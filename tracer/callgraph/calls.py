@@ -40,6 +40,9 @@ class Calls(Heap):
     instantiated: set[int]
     deferred: list[tuple[bool, Any, Any]]
     ns: dict[tuple[str, str], int]
+    # methods a call of an instance runs when its class has no __call__ in the tree (the packs'
+    # `[flow] module_call`: torch's nn.Module.__call__ runs forward), the scan's rule too
+    module_calls: tuple[str, ...] = ()
 
     def init_calls(self) -> None:
         self.memo: set[tuple[int, Value]] = set()
@@ -92,6 +95,8 @@ class Calls(Heap):
             inst = v
             self.subscribe(v[1], "__call__", lambda owner, var: self.on(var, lambda vals: self.call_values(
                 site, self.bound_values(vals, inst, v[1], True, None))))
+            for name in self.module_calls:
+                self.subscribe(v[1], name, (Calls.module_call_found, site, inst))
         elif t == "B":
             self.builtin(site, v[1])
             self.external_sites.add(site.id)
@@ -116,6 +121,14 @@ class Calls(Heap):
             # what code outside the tree returns is not followed: tensors and configs are most values
         elif t in ("k", "o", "m"):
             self.external_sites.add(site.id)
+
+    def module_call_found(self, owner: int, var: int, site: Site, inst: Value) -> None:
+        """A called instance's class has the pack's module-call method: it runs, unless the
+        tree gives the class its own __call__ (then that runs, and may call it itself)."""
+        if self.lookup(inst[1], "__call__") is not None:
+            return
+        implicit = site._replace(kind="implicit", dst=-1 if site.dst < 0 else site.dst)
+        self.on(var, lambda vals: self.call_values(implicit, self.bound_values(vals, inst, inst[1], True, None)))
 
     def method_caller(self, site: Site, recv: Value) -> Any:
         """A subscriber calling the class attribute it is given as a method of ``recv``."""

@@ -40,19 +40,16 @@ def imported_modules(ir: ModuleIR, prefix: str) -> set[str]:
 
 def focused_call_graph(path: str | Path, cache: SummaryCache, words: Iterable[str], jobs: int = 0,
                        import_depth: int = 1, entry_seeds: dict[str, str] | None = None,
-                       progress: Callable[[str], None] | None = None,
-                       groups: Iterable[Iterable[str]] = ()) -> tuple[nx.DiGraph, dict[str, Any]]:
-    """``words``: a file naming any of them is solved; ``groups``: so is a file naming every word of one."""
+                       module_calls: tuple[str, ...] = (),
+                       progress: Callable[[str], None] | None = None) -> tuple[nx.DiGraph, dict[str, Any]]:
     started = time.perf_counter()
     layout, prefix = _layout(path)
     files, _ = list_sources(layout)
     store = Store(cache.directory)
     keys, datas = _read_all(files, layout.base)
     wanted = [w.encode() for w in words if w]
-    every = [[w.encode() for w in group if w] for group in groups]
     by_module = {f.module: i for i, f in enumerate(files) if datas[i] is not None}
-    chosen = {i for i, data in enumerate(datas) if data is not None and (
-        any(w in data for w in wanted) or any(group and all(w in data for w in group) for group in every))}
+    chosen = {i for i, data in enumerate(datas) if data is not None and any(w in data for w in wanted)}
     irs: dict[int, ModuleIR] = {}
     frontier = sorted(chosen)
     for level in range(import_depth + 1):
@@ -66,7 +63,8 @@ def focused_call_graph(path: str | Path, cache: SummaryCache, words: Iterable[st
         if not frontier:
             break
     order = sorted(irs)
-    key = tree_key([keys[i] for i in order] + ["focus"] + [f"seed:{m}={v}" for m, v in sorted((entry_seeds or {}).items())])
+    key = tree_key([keys[i] for i in order] + ["focus"] + [f"seed:{m}={v}" for m, v in sorted((entry_seeds or {}).items())]
+                   + [f"module-call:{m}" for m in module_calls])
     answer = store.load_value(key)
     cached = isinstance(answer, tuple) and len(answer) == 3
     if cached:
@@ -75,7 +73,7 @@ def focused_call_graph(path: str | Path, cache: SummaryCache, words: Iterable[st
         modules = [irs[i] for i in order]
         irs.clear()
         datas.clear()  # compiled: neither the sources nor the modules outlive the solve
-        nodes, edges, call_stats = solve_tree(modules, prefix, entry_seeds)
+        nodes, edges, call_stats = solve_tree(modules, prefix, entry_seeds, module_calls)
         store.store_value(key, (nodes, edges, call_stats))
 
     def short(name: str) -> str:
@@ -162,7 +160,8 @@ def _within(step: Callable[[str], Iterable[str]], starts: set[str], depth: int) 
 
 def neighbourhood_call_graph(path: str | Path, cache: SummaryCache, names: Iterable[str], depth: int,
                              callers: bool = False, jobs: int = 0, entry_seeds: dict[str, str] | None = None,
-                             progress: Callable[[str], None] | None = None) -> tuple[nx.DiGraph, dict[str, Any]]:
+                             progress: Callable[[str], None] | None = None,
+                             module_calls: tuple[str, ...] = ()) -> tuple[nx.DiGraph, dict[str, Any]]:
     """The graph ``--from NAME --depth N`` is cut from, solved on demand: the files defining NAME;
     then, round by round, the modules whose imported names the functions reached less than N
     calls deep read (their own code, their class's ``__init__`` and what it calls) and the module
@@ -190,7 +189,7 @@ def neighbourhood_call_graph(path: str | Path, cache: SummaryCache, names: Itera
     owners = {n.split(".")[-2].encode() for n in names if n.count(".") >= 1}
     load(chosen | {i for i, d in enumerate(datas) if d is not None and any(b"(" + o in d or o + b"(" in d
                                                                            for o in owners)})
-    seeds = [f"seed:{m}={v}" for m, v in sorted((entry_seeds or {}).items())]
+    seeds = [f"seed:{m}={v}" for m, v in sorted((entry_seeds or {}).items())] + [f"module-call:{m}" for m in module_calls]
     full = [f"{prefix}.{n}" if prefix else n for n in names]
     uses: dict[int, dict[int, set[str]]] = {}
     rounds = 0
@@ -203,7 +202,7 @@ def neighbourhood_call_graph(path: str | Path, cache: SummaryCache, names: Itera
         if cached:
             nodes, edges, call_stats = answer
         else:
-            nodes, edges, call_stats = solve_tree([irs[i] for i in order], prefix, entry_seeds)
+            nodes, edges, call_stats = solve_tree([irs[i] for i in order], prefix, entry_seeds, module_calls)
             store.store_value(key, (nodes, edges, call_stats))
         graph = nx.DiGraph()
         graph.add_nodes_from(nodes)

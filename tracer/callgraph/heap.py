@@ -7,6 +7,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from tracer.bind.mro import after as mro_after
+from tracer.bind.mro import linearize
 from tracer.callgraph.protocols import PREFIX
 
 Value = tuple[Any, ...]
@@ -71,33 +73,21 @@ class Heap:
         return out
 
     def mro(self, cid: int, depth: int = 0) -> list[int]:
+        """C3 (``tracer.bind.mro``, the scan's resolver uses the same), over the bases known so far."""
         found = self.mro_cache.get(cid)
         if found is not None:
             return found
         self.mro_cache[cid] = [cid]  # a cycle reads the class alone
         if depth > 60:
             return [cid]
-        seqs = [list(self.mro(b, depth + 1)) for b in self.bases(cid)]
-        seqs.append(self.bases(cid))
-        result = [cid]
-        while any(seqs):
-            for seq in seqs:
-                head = seq[0] if seq else None
-                if head is not None and not any(head in s[1:] for s in seqs):
-                    break
-            else:  # no consistent order: depth first, left to right
-                for seq in seqs:
-                    result.extend(c for c in seq if c not in result)
-                break
-            result.append(head)
-            seqs = [[c for c in s if c != head] for s in seqs]
+        result, _ = linearize(cid, self.bases(cid), lambda b: self.mro(b, depth + 1))
         self.mro_cache[cid] = result
         return result
 
     def lookup(self, cid: int, name: str, after: int = -1) -> tuple[int, int] | None:
         order = self.mro(cid)
         if after >= 0:
-            order = order[order.index(after) + 1:] if after in order else []
+            order = mro_after(order, after)
         for k in order:
             var = self.class_attrs[k].get(name)
             if var is None:

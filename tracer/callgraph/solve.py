@@ -297,13 +297,14 @@ class Solver(Seeds):
                 if late and not self.queue and not seeded:
                     self.seed_self()
                     seeded = True
-                if late and not self.queue and seeded and not self.params_seeded:
-                    self.seed_params()
                 if late and not self.queue and seeded and self.entry_rules:
                     rules_now, self.entry_rules = self.entry_rules, []
                     for holds, fire in rules_now:
                         if holds():
                             fire()
+                # last: the protocol's receivers are the entry classes, not what their attributes suggest
+                if late and not self.queue and seeded and not self.entry_rules and not self.params_seeded:
+                    self.seed_params()
                 if self.queue:
                     break
             if not self.queue:

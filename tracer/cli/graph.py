@@ -88,14 +88,15 @@ def _whole(packs: PackOptions, path: str, from_names: tuple[str, ...], depth: in
     from tracer.present import callgraph_view
 
     with progress(f"tracer: building the call graph of {Path(path).name or path}"):
-        if from_names:  # the neighbourhood only: the files naming the start and what they import
+        if from_names:  # the neighbourhood only: the files defining the start and what it reads
             from tracer.callgraph.focus import neighbourhood_call_graph
 
             g, stats = neighbourhood_call_graph(path, summary_cache(packs.cache_dir, packs.use_cache), from_names,
-                                                depth, callers, packs.jobs, entry_seeds(packs))
+                                                depth, callers, packs.jobs, entry_seeds(packs),
+                                                module_calls=module_calls(packs))
         else:
             g, stats = whole_call_graph(path, summary_cache(packs.cache_dir, packs.use_cache), packs.jobs,
-                                        entry_seeds=entry_seeds(packs))
+                                        entry_seeds=entry_seeds(packs), module_calls=module_calls(packs))
     solved = f"{stats['files_solved']} of {stats['files_total']}" if "files_solved" in stats else stats["files_total"]
     summary = (f"{len(g)} nodes, {g.number_of_edges()} edges; {stats['calls_unbound']} calls not bound "
                f"({solved} files, {stats['seconds']} s)")
@@ -128,6 +129,11 @@ def entry_seeds(packs: PackOptions) -> dict[str, str]:
     entry classes that way: the runner's receiver of a setter is an entry class."""
     return {p.setter: p.entry_variable for p in packs.packs()
             if p.entry_kind == "module-variable" and p.entry_variable and p.setter}
+
+
+def module_calls(packs: PackOptions) -> tuple[str, ...]:
+    """The methods the packs say a call of a model instance runs (``[flow] module_call``)."""
+    return tuple(sorted({p.module_call for p in packs.packs() if p.module_call}))
 
 
 def _emit(g, stats, fmt: str, out_file: str | None) -> None:  # type: ignore[no-untyped-def]

@@ -44,6 +44,7 @@ KEYS: dict[str, tuple[str, type, bool]] = {
     "delegate_methods": ("delegate_methods", list, False),
     "flow.forward_methods": ("forward_methods", list, False),
     "flow.method_values": ("method_values", list, False),
+    "flow.module_call": ("module_call", str, False),
     "entry.capability_bases": ("capability_bases", list, False),
     "entry.platform": ("platform", str, False),
     "detect.package": ("package", str, True),

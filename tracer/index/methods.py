@@ -1,13 +1,10 @@
-"""Index stage: the summary of one method or function, read with the stdlib ``ast``.
-
-The same plain data as the libcst collector of ``summarize`` (``model.summary.Function``:
-calls, self-attribute writes and reads, fallback branches, hasattr guards, returned
-values), for the one body a later stage asks for. No concrete syntax is needed
-here: source excerpts come from the file text itself (``ast.get_source_segment``),
-and columns are characters of the file's line, as libcst gives them. The stdlib
-parser is several times faster than libcst's and has its own depth guards, so the
-protocol scan parses method bodies this way; libcst stays for whole-module
-summaries (``graph --all``).
+"""Index stage: the summary of one method or function, read with the stdlib ``ast`` --
+the one summariser of the analysis (``model.summary.Function``: calls, self-attribute
+writes and reads, fallback branches, hasattr guards, returned values), for the one body a
+later stage asks for. No concrete syntax is needed here: source excerpts come from the
+file text itself (``ast.get_source_segment``), and columns are characters of the file's
+line. (libcst stays where concrete syntax earns its place: the interpreter's positions
+and, for edits, fixes that keep every other byte.)
 """
 
 from __future__ import annotations
@@ -18,7 +15,7 @@ from collections.abc import Iterable
 from tracer.model.errors import InputError
 from tracer.model.summary import Call, Fallback, Function, Param, Read, Write
 
-MAX_SRC = 80  # characters of source kept for a value or condition (as summarize.MAX_SRC)
+MAX_SRC = 80  # characters of source kept for a value or condition
 
 
 def dotted(node: ast.AST | None) -> str:

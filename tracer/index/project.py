@@ -1,8 +1,8 @@
 """The set of modules of one scanned tree, indexed lazily and in parallel.
 
-A protocol scan asks for a few modules in full and many in outline; anything
-else is indexed on demand (and upgraded from outline to full when a later
-stage needs method bodies). Input errors are recorded, never raised.
+A module is indexed on demand as its outline (stdlib ``ast``: imports, class headers,
+spans); a method or function body is summarised on its own when a stage asks for it
+(``index/methods.py``, the one summariser). Input errors are recorded, never raised.
 """
 
 from __future__ import annotations
@@ -23,13 +23,10 @@ from tracer.model.results import InputProblem
 from tracer.model.summary import Function, ModuleSummary
 from tracer.model.tree import SourceFile
 
-# Larger files are reported, not parsed. The biggest SGLang file is ~280 KB; libcst
-# needs ~40 s and ~400 MiB for a full parse of 1 MiB (4 MiB: 140 s, 1.5 GiB), and
-# `graph --all` parses every file fully, on --jobs workers at once.
+# Larger files are reported, not parsed. The biggest SGLang file is ~280 KB.
 MAX_FILE_BYTES = 1024 * 1024
-# Bigger inputs are parsed fully (libcst) in a worker process even when one file is asked for: libcst's
-# native parser holds the GIL (~2 s for 230 KB, ~8 s for 1 MiB), so in-process an
-# interrupt could not end the command within a second, and a native crash would end it.
+# A method body bigger than this is summarised in a worker process: the parser holds the GIL,
+# so in-process an interrupt could not end the command within a second.
 IN_PROCESS_BYTES = 64 * 1024
 # An outline (stdlib ast) holds the GIL too, but ~0.1 s for the biggest real model file
 # (~280 KB): only bigger ones go to a worker, so an interrupt still ends within a second.
@@ -54,11 +51,9 @@ def index_file(source: SourceFile, level: str, data: bytes | None = None) -> Mod
         if len(data) > MAX_FILE_BYTES:
             raise InputError(f"file larger than {MAX_FILE_BYTES // (1024 * 1024)} MB; not parsed", 1)
         text = decode_source(data)
-        if level == "outline":
-            return outline_summary(text, source.module, source.path, source.is_package)
-        from tracer.index.summarize import summarize  # libcst is imported only when a body is parsed
-
-        return summarize(text, source.module, source.path, source.is_package)
+        # the one summary of a module is its outline (stdlib ast); bodies are summarised one
+        # method at a time (index/methods.py), never by a second parser
+        return outline_summary(text, source.module, source.path, source.is_package)
     except InputError as exc:
         return ModuleSummary(source.module, source.path, level, error=exc.reason, error_line=exc.line or 1)
     except OSError as exc:
@@ -113,7 +108,6 @@ class Project:
         self.jobs = jobs or min(os.cpu_count() or 1, 8)
         self.summaries: dict[str, ModuleSummary] = {}
         self._data: dict[str, bytes | None] = {}
-        self.parsed_full = 0
         self.parsed_outline = 0
         self.parsed_functions = 0
         self._text: dict[str, str | None] = {}
@@ -156,7 +150,7 @@ class Project:
         for module, level in sorted(requests.items()):
             self.reads.touch(module)
             have = self.summaries.get(module)
-            if have is not None and (have.level == "full" or level == "outline"):
+            if have is not None:
                 continue
             source = self.by_module.get(module)
             if source is None:
@@ -177,7 +171,7 @@ class Project:
         # files): in-process unless there are many. A pool per lazy one-module request cost
         # a fork each time (318 pools, 3.8 s of a cold 0.5.23 scan).
         if (len(todo) > 8 and self.jobs > 1) or any(
-                len(t[2]) > (IN_PROCESS_BYTES if t[1] == "full" else OUTLINE_IN_PROCESS_BYTES) for t in todo):
+                len(t[2]) > OUTLINE_IN_PROCESS_BYTES for t in todo):
             # Biggest first so the pool's tail is short.
             todo.sort(key=lambda t: -len(t[2]))
             try:
@@ -189,10 +183,7 @@ class Project:
             results = [index_file(s, lv, d) for s, lv, d, _ in todo]
         for (source, level, _, key), summary in zip(todo, results):
             self.summaries[source.module] = summary
-            if summary.level == "full":
-                self.parsed_full += 1
-            else:
-                self.parsed_outline += 1
+            self.parsed_outline += 1
             if not summary.error:
                 self.cache.put(key, summary)
 
@@ -201,9 +192,6 @@ class Project:
             return None
         self.load({name: level})
         return self.summaries.get(name)
-
-    def full(self, name: str) -> ModuleSummary | None:
-        return self.module(name, "full")
 
     # -- one function at a time ---------------------------------------------------------
     def text(self, module: str) -> str | None:
@@ -224,10 +212,8 @@ class Project:
         if owner:
             cls = summary.cls(owner)
             spans = cls.method_spans if cls else ()
-            if cls is not None and not spans:  # a full (libcst) summary: spans from its functions
-                spans = tuple((m.name, m.line, m.end_line) for m in cls.methods)
         else:
-            spans = summary.function_spans or tuple((f.name, f.line, f.end_line) for f in summary.functions)
+            spans = summary.function_spans
         found = None
         for span_name, start, end in spans:
             if span_name == name:
@@ -251,34 +237,25 @@ class Project:
         self.reads.touch(module)
         if key in self._functions:
             return self._functions[key]
-        summary = self.module(module)
         result: Function | None = None
-        if summary is not None and summary.level == "full":
-            owner, _, name = qualname.rpartition(".")
-            if owner:
-                cls = summary.cls(owner)
-                result = cls.method(name) if cls else None
-            else:
-                result = summary.function(name)
-        else:
-            span = self.span(module, qualname)
-            snippet = self.function_text(module, qualname)
-            if span is not None and snippet is not None:
-                # Not cached on disk: parsing one method (~1 ms) costs about what writing
-                # its entry did (a file created per method: 0.3-0.5 s of a cold 0.5.23 scan),
-                # and warm scans take unchanged chains from the chain memo without them.
-                source = self.by_module[module]
-                owner = qualname.rpartition(".")[0]
-                args = (self.text(module) or "", span[0], span[1], module, owner, source.is_package)
-                try:
-                    if len(snippet) > IN_PROCESS_BYTES:
-                        result = _function_isolated(args)
-                    else:
-                        parsed = self.function_ast(module, qualname)
-                        result = _function_job((*args, parsed)) if parsed is not None else None
-                    self.parsed_functions += 1
-                except InputError:
-                    result = None
+        span = self.span(module, qualname)
+        snippet = self.function_text(module, qualname)
+        if span is not None and snippet is not None:
+            # Not cached on disk: parsing one method (~1 ms) costs about what writing
+            # its entry did (a file created per method: 0.3-0.5 s of a cold 0.5.23 scan),
+            # and warm scans take unchanged chains from the chain memo without them.
+            source = self.by_module[module]
+            owner = qualname.rpartition(".")[0]
+            args = (self.text(module) or "", span[0], span[1], module, owner, source.is_package)
+            try:
+                if len(snippet) > IN_PROCESS_BYTES:
+                    result = _function_isolated(args)
+                else:
+                    parsed = self.function_ast(module, qualname)
+                    result = _function_job((*args, parsed)) if parsed is not None else None
+                self.parsed_functions += 1
+            except InputError:
+                result = None
         self._functions[key] = result
         return result
 

@@ -1,9 +1,6 @@
 """Reading files: every file tracer opens goes through here (regular files only,
 opened non-blocking, size-bounded, never through a link leaving its root), and
 source bytes are decoded the way Python reads a module, without any parser.
-
-Kept apart from summarize.py so that commands which only read cached summaries
-never pay libcst's import time.
 """
 
 from __future__ import annotations

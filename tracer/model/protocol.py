@@ -33,6 +33,9 @@ class Protocol:
     delegate_methods: tuple[str, ...] = ()  # carriers: methods that must be handed the ids (ids-dropped)
     # value flow
     forward_methods: tuple[str, ...] = ("forward",)  # where a model's run starts (reads count from there)
+    # the method a call of a model instance runs (torch's nn.Module.__call__ runs forward): scan and
+    # graph --all bind `self.model(...)` alike only through this key; "" leaves instance calls to __call__
+    module_call: str = ""
     method_values: tuple[str, ...] = ()  # "getter=self.attr": what a getter returns when its body can't be read
     capability_bases: tuple[str, ...] = ()  # an entry class is capable only with one of these in its MRO
     platform: str = ""  # the platform whose binding of a conditionally bound name is the default ("cuda")

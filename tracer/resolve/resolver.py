@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from tracer.bind.mro import after as mro_after
+from tracer.bind.mro import linearize
 from tracer.index.project import Project
 from tracer.index.reads import Memo
 from tracer.model.summary import ClassDef, Function
@@ -190,39 +192,23 @@ class Resolver:
 
     # -- inheritance ---------------------------------------------------------------
     def mro(self, ref: ClassRef) -> tuple[list[ClassRef], list[str]]:
-        """C3-like linearisation (depth-first, left to right, duplicates removed
-        keeping the last, which matches C3 for the trees met in practice), plus
-        the problems that leave it incomplete: a base that could not be resolved
-        inside the tree, a cycle, a class not found, a depth bound. (Bases outside
-        the tree, such as torch's, are not problems: their methods are not ours.)"""
-        return self._mro_cache.compute(ref, lambda: self._mro(ref))
+        """Python's C3 linearisation (``tracer.bind.mro``, the one the call-graph solver
+        uses too), plus the problems that leave it incomplete: a base that could not be
+        resolved inside the tree, a cycle, a class not found, an inconsistent order, a
+        depth bound. (Bases outside the tree, such as torch's, are not problems: their
+        methods are not ours.)"""
+        return self._mro_cache.compute(ref, lambda: self._mro(ref, ()))
 
-    def _mro(self, ref: ClassRef) -> tuple[list[ClassRef], list[str]]:
-        order: list[ClassRef] = []
-        notes: list[str] = []
-        self._linearise(ref, [], order, notes)
-        # keep the last occurrence of each class (diamonds: shared bases go last)
-        seen: set[ClassRef] = set()
-        result: list[ClassRef] = []
-        for cls in reversed(order):
-            if cls not in seen:
-                seen.add(cls)
-                result.append(cls)
-        result.reverse()
-        return result, notes
-
-    def _linearise(self, ref: ClassRef, stack: list[ClassRef], order: list[ClassRef], notes: list[str]) -> None:
+    def _mro(self, ref: ClassRef, stack: tuple[ClassRef, ...]) -> tuple[list[ClassRef], list[str]]:
         if ref in stack:
-            notes.append(f"inheritance cycle: {' -> '.join(c.name for c in stack + [ref])}")
-            return
-        if len(stack) > MAX_DEPTH or len(order) > 10 * MAX_DEPTH:
-            notes.append(f"inheritance deeper than {MAX_DEPTH} classes; stopped at {ref.name}")
-            return
+            return [ref], [f"inheritance cycle: {' -> '.join(c.name for c in stack + (ref,))}"]
+        if len(stack) > MAX_DEPTH:
+            return [ref], [f"inheritance deeper than {MAX_DEPTH} classes; stopped at {ref.name}"]
         cls = self.class_def(ref)
-        order.append(ref)
         if cls is None:
-            notes.append(f"class {ref.fullname} not found")
-            return
+            return [ref], [f"class {ref.fullname} not found"]
+        notes: list[str] = []
+        bases: list[ClassRef] = []
         for base in cls.bases:
             if base in ("object", "nn.Module", "torch.nn.Module", "Module", "ABC", "Generic") or base.startswith("Generic["):
                 continue
@@ -233,7 +219,22 @@ class Resolver:
                 if not resolved.outside:
                     notes.append(f"base {base} of {ref.name}: {resolved.why}")
                 continue
-            self._linearise(resolved, stack + [ref], order, notes)
+            if resolved not in bases and resolved != ref:
+                bases.append(resolved)
+        inner = stack + (ref,)
+        base_mros = {b: self._mro(b, inner) if b in inner else self.mro_within(b, inner) for b in bases}
+        for _, base_notes in base_mros.values():
+            notes.extend(n for n in base_notes if n not in notes)
+        order, consistent = linearize(ref, bases, lambda b: base_mros[b][0])
+        if not consistent:
+            notes.append(f"the bases of {ref.name} admit no consistent method resolution order (Python refuses the class)")
+        return order, notes
+
+    def mro_within(self, ref: ClassRef, stack: tuple[ClassRef, ...]) -> tuple[list[ClassRef], list[str]]:
+        """A base's MRO while linearising a subclass: the memo unless a cycle is open."""
+        if not stack:
+            return self.mro(ref)
+        return self._mro_cache.compute(ref, lambda: self._mro(ref, stack))
 
     def method_names(self, ref: ClassRef) -> list[str]:
         cls = self.class_def(ref)
@@ -267,8 +268,8 @@ class Resolver:
                     ) -> tuple[ClassRef, Function] | None:
         """The class in ref's MRO that defines ``name`` (optionally after ``after``)."""
         classes, _ = self.mro(ref)
-        if after is not None and after in classes:
-            classes = classes[classes.index(after) + 1:]
+        if after is not None:
+            classes = mro_after(classes, after)
         for cls in classes:
             method = self.method(cls, name)
             if method is not None:
