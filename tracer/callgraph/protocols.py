@@ -75,17 +75,16 @@ class OperatorCompiler:
             if isinstance(node.op, ast.Add) and left >= 0 and right >= 0:
                 dst = self.var()
                 self.emit("binop", dst, left, right)
+            # the edge only: what an operator returns stays unknown (a variable for every arithmetic
+            # result of a model's forward was a tenth more memory for the fixpoint, for nothing)
             if left >= 0:
-                dst = dst if dst >= 0 else self.var()
                 self.emit("dunder", dst, left, (BINOPS[type(node.op)],), (right,), scope.edge, node.lineno)
             return dst
         if isinstance(node, ast.UnaryOp) and type(node.op) in UNARY:
             operand = self.expr(scope, node.operand)
-            if operand < 0:
-                return -1
-            dst = self.var()
-            self.emit("dunder", dst, operand, (UNARY[type(node.op)],), (), scope.edge, node.lineno)
-            return dst
+            if operand >= 0:
+                self.emit("dunder", -1, operand, (UNARY[type(node.op)],), (), scope.edge, node.lineno)
+            return -1
         if isinstance(node, ast.Compare):
             left = self.expr(scope, node.left)
             for op, comparator in zip(node.ops, node.comparators):

@@ -351,14 +351,14 @@ class Solver(Seeds):
             self.setattr_instr(g(ins[1]), ins[2], g(ins[3]), n(sbase + ins[4]), n(ins[5]))
         elif op == "item":
             dst, obj, key = g(ins[1]), g(ins[2]), g(ins[3])
-            self.on(obj, ("", Solver.item_value, key, dst))
-            if len(ins) > 4 and "__getitem__" in self.dunders:
-                self.on(obj, ("i", Calls.implicit_call, ("__getitem__",), dst, (key,), n(sbase + ins[4]), n(ins[5])))
+            # written in the source (a scope given): an instance's __getitem__ runs (the edge only)
+            self.on(obj, ("", Solver.item_value, key, dst, *((n(sbase + ins[4]), n(ins[5])) if len(ins) > 4 else ())))
         elif op == "setitem":
             obj, key, src = g(ins[1]), g(ins[2]), g(ins[3])
-            self.on(obj, ("o", Solver.setitem_value, key, src))
-            if len(ins) > 4 and "__setitem__" in self.dunders:  # written in the source (not a literal's slot)
-                self.on(obj, ("i", Calls.implicit_call, ("__setitem__",), -1, (key, src), n(sbase + ins[4]), n(ins[5])))
+            if len(ins) > 4:  # written in the source (not a literal's slot): an instance's __setitem__ runs
+                self.on(obj, ("", Solver.setitem_value, key, src, n(sbase + ins[4]), n(ins[5])))
+            else:
+                self.on(obj, ("o", Solver.setitem_value, key, src))
         elif op == "alloc":
             self.add(g(ins[1]), (self.new_obj(g(ins[1]), ins[2], ins[3]),))
         elif op == "merge":
@@ -409,7 +409,11 @@ class Solver(Seeds):
         elif op == "binop":
             self.binop(g(ins[1]), g(ins[2]), g(ins[3]))
 
-    def setitem_value(self, v: Value, key: int, src: int) -> None:
+    def setitem_value(self, v: Value, key: int, src: int, caller: int = -1, line: int = 0) -> None:
+        if v[0] != "o":
+            if v[0] == "i" and caller >= 0 and "__setitem__" in self.dunders:
+                self.implicit_call(v, ("__setitem__",), -1, (), caller, line)
+            return
         oid = v[1]
         if key < 0:
             self.write(oid, None, src)
@@ -428,8 +432,10 @@ class Solver(Seeds):
         """``except (A, B) as e``: the classes of the tuple count as E's."""
         self.edge(self.elements(src, -1), src)
 
-    def item_value(self, v: Value, key: int, dst: int) -> None:
-        if v[0] == "o":
+    def item_value(self, v: Value, key: int, dst: int, caller: int = -1, line: int = 0) -> None:
+        if v[0] == "i" and caller >= 0 and "__getitem__" in self.dunders:
+            self.implicit_call(v, ("__getitem__",), -1, (), caller, line)
+        elif v[0] == "o":
             self.keyed(key, lambda k: self.read(v[1], k, dst))
         elif v[0] == "G" and key >= 0:
             self.each(key, lambda k: self.edge(self.export(v[1], k[2]), dst), "k")
