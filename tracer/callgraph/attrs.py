@@ -81,7 +81,9 @@ class Attrs(Calls):
         self.subscribe(recv[1], name, (Attrs.attr_found, var, recv, on_instance), after=after)
         if t == "i" and not name.startswith("__") and self.lookup(v[1], "__getattr__") is not None:
             # normal lookup failed (the read holds nothing): the class's __getattr__ runs with the name
-            site = self.site(var, ((self.const_var(name), False),), caller, 0, "implicit")
+            # (the name is not passed: a hook setting what it is asked for would make the read
+            # found, after the edge was drawn)
+            site = self.site(var, (), caller, 0, "implicit")
             self.when_empty(var, (Attrs.instance_getattr, v, site), late=True)
         return var
 
@@ -91,6 +93,8 @@ class Attrs(Calls):
         return var
 
     def instance_getattr(self, inst: Value, site: Any) -> None:
+        if any(c in self.dynamic_fields for c in self.mro(inst[1])):
+            return  # setattr(self, name, ...) with an unknown name may have made the attribute: no proof it fails
         self.subscribe(inst[1], "__getattr__", self.method_caller(site, inst))
 
     def module_getattr(self, module: str, name: str, dst: int, caller: int, line: int) -> None:

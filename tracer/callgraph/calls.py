@@ -40,6 +40,7 @@ class Calls(Heap):
     instantiated: set[int]
     deferred: list[tuple[bool, Any, Any]]
     ns: dict[tuple[str, str], int]
+    self_vars: dict[int, int]
     # methods a call of an instance runs when its class has no __call__ in the tree (the packs'
     # `[flow] module_call`: torch's nn.Module.__call__ runs forward), the scan's rule too
     module_calls: tuple[str, ...] = ()
@@ -50,6 +51,7 @@ class Calls(Heap):
         self.elements_cache: dict[tuple[int, int], int] = {}
         self.partials: dict[int, Site] = {}  # site of functools.partial(...) -> it (its ("pa", site) value)
         self.partial_calls: set[tuple[int, int, int, int]] = set()
+        self.dynamic_fields: set[int] = set()  # classes whose instances get attributes of unknown names
 
     def site(self, dst: int, args: tuple[tuple[int, bool], ...], caller: int, line: int, kind: str,
              kwargs: tuple[tuple[str | None, int], ...] = ()) -> Site:
@@ -290,6 +292,9 @@ class Calls(Heap):
             target, attr, value = self.arg(site, 0), self.arg(site, 1), self.arg(site, 2)
             if target >= 0 and attr >= 0:
                 self.each(attr, lambda k: self.setattr_instr(target, k[2], value, site.caller, site.line), "k")
+                cid = self.self_vars.get(target)
+                if cid is not None:  # setattr(self, name, v) in a method, the name unknown
+                    self.when_empty(attr, (Calls.dynamic_setattr, cid))
         elif name in DECORATOR_BUILTINS:
             fn = self.arg(site, 0, "fget")
             tag = {"staticmethod": "sm", "classmethod": "cm", "property": "p"}[name]
@@ -356,6 +361,10 @@ class Calls(Heap):
             self.on(self.arg(site, 0), lambda vals: self.add(dst, [self.V("c", v[1]) for v in vals if v[0] == "i"]))
         elif name == "globals" and dst >= 0:
             self.add(dst, (self.V("G", self.scope_module[site.caller]),))
+
+    def dynamic_setattr(self, cid: int) -> None:
+        """``setattr(self, name, v)`` with a name no one knows: any attribute of the class may exist."""
+        self.dynamic_fields.add(cid)
 
     def getattr_prefix(self, k: Value, dst: int, target: int, site: Site) -> None:
         """``getattr(obj, f"parse_{name}")``: every attribute of obj's class (MRO) named so."""
