@@ -45,7 +45,8 @@ class Seeds(Attrs):
         """A parameter nothing fills (its function is entered from outside the tree, or every caller
         passes something unknown) on which the function reads attributes: an instance of the
         classes (at most MAX_DUCKS; the created ones when some are) that have every one of those
-        names, as class attributes (MRO) or set on self by their methods. Counted
+        names, as class attributes (MRO) or set on self by their methods, and where each name has
+        one definition among them (the call binds to one method). Counted
         (``stats.params_typed_by_attributes``)."""
         self.params_seeded = True
         wanted = {n for names in self.param_reads.values() for n in names if not n.startswith("__")}
@@ -66,7 +67,10 @@ class Seeds(Attrs):
                     break
             made = {c for c in found if c in self.instantiated}
             chosen = sorted(made or found)
-            if chosen and len(chosen) <= MAX_DUCKS:
+            # one definition of each name among them (a hierarchy): unrelated classes that happen
+            # to share a method name (two parser states' append_token) are no evidence of either
+            single = all(len({hit[0] for c in chosen if (hit := self.lookup(c, n)) is not None}) <= 1 for n in own)
+            if chosen and len(chosen) <= MAX_DUCKS and single:
                 self.ducks_seeded += 1
                 self.add(var, [self.V("i", c) for c in chosen])
 
