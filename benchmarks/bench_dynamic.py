@@ -18,6 +18,9 @@ and no ``setup.py`` runs. Then:
   and solved (``solve_tree``), exactly what ``graph --all`` does.
 * One node mapping for both: (file, line of the ``def``/``lambda``; 0 for a module body).
   A decorated function's code starts at its first decorator: both lines map to the def.
+  tracer has one node per qualified name: for recall an edge of it stands for every
+  definition of the name; for the extras, only the last (the one that binds: no
+  ``typing.overload`` stub is an extra edge).
 * Recall = dynamic edges the static graph holds / dynamic edges. Misses are classified by
   cause from the callee's name and the source line of the call site the trace saw (a
   heuristic, for reading, not for scoring).
@@ -202,7 +205,11 @@ def dynamic_edges(root: Path, pkg_dir: str, path_entry: str, tests: list[str], s
     return edges, gens, seconds
 
 
-def static_edges(root: Path, pkg_dir: str, skip: str) -> tuple[set[tuple[Node, Node]], dict[str, Any], float]:
+def static_edges(root: Path, pkg_dir: str, skip: str) -> tuple[
+        set[tuple[Node, Node]], set[tuple[Node, Node]], dict[Node, str], dict[str, Any], float]:
+    """Every edge on every definition of its names (recall: tracer has one node per qualified
+    name, so a call of any definition of it is found), and on the last definition only (the
+    one that binds: the extras, so typing.overload stubs are no impossible edges)."""
     started = time.perf_counter()
     layout, prefix = _layout(root / pkg_dir)
     files, _ = list_sources(layout)
@@ -220,11 +227,15 @@ def static_edges(root: Path, pkg_dir: str, skip: str) -> tuple[set[tuple[Node, N
     nodes, edges, stats = solve_tree(irs, prefix)
     seconds = time.perf_counter() - started
     out: set[tuple[Node, Node]] = set()
+    last: set[tuple[Node, Node]] = set()
+    named = {node: name for name, nodes in where.items() for node in nodes}
     for u, v, _kind in edges:
         for a in where.get(u, ()):
             for b in where.get(v, ()):
                 out.add((a, b))
-    return out, stats, seconds
+        if where.get(u) and where.get(v):
+            last.add((where[u][-1], where[v][-1]))
+    return out, last, named, stats, seconds
 
 
 # -- misses by cause -------------------------------------------------------------------------
@@ -317,6 +328,7 @@ def main() -> int:
     ap.add_argument("--judge", action="store_true", help="print the sampled extra edges not judged yet")
     opts = ap.parse_args()
     verdicts = json.loads(VERDICTS.read_text()) if VERDICTS.exists() else {}
+    verdicts.pop("_about", None)
     report = {}
     print(f"{'package':<10} {'style':<44} {'dyn':>5} {'found':>5} {'recall':>7} {'extra':>6} "
           f"{'judged':>6} {'precision':>9} {'t_tests':>7} {'t_graph':>7}")
@@ -325,10 +337,11 @@ def main() -> int:
             continue
         root = fetch(name, version)
         dyn, gens, t_dyn = dynamic_edges(root, pkg_dir, path_entry, tests, skip)
-        static, stats, t_static = static_edges(root, pkg_dir, skip)
+        static, static_last, named, stats, t_static = static_edges(root, pkg_dir, skip)
         found = set(dyn) & static
         missed = sorted(set(dyn) - static)
-        extra = static - set(dyn)
+        made = {(named.get(u), named.get(v)) for u, v in dyn}
+        extra = {(u, v) for u, v in static_last if (named[u], named[v]) not in made}
         entered = {v for _, v in static}
         names: dict[str, dict[int, str]] = {}
         texts: dict[str, list[str]] = {}
