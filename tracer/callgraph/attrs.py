@@ -14,6 +14,7 @@ from typing import Any
 
 from tracer.callgraph.calls import Calls
 from tracer.callgraph.heap import CONTAINER_METHODS, Value
+from tracer.callgraph.protocols import STR_CASES
 
 
 class Attrs(Calls):
@@ -45,12 +46,18 @@ class Attrs(Calls):
             self.edge(shared, dst)
         elif t == "m":
             self.module_attr(v[1], name, dst)
+            if self.export(v[1], name) < 0 and f"{v[1]}.{name}" not in self.modules:
+                self.module_getattr(v[1], name, dst, caller, line)
+        elif t == "x" and v[1] == "functools" and name == "partial":
+            self.add(dst, (self.V("x", "functools.partial"),))
         elif t == "x":
             # something outside the tree: its attributes are outside too, and the imported name is
             # all that is kept (torch.nn.Module is torch.nn's); dotted names grown from every external
             # value a variable holds were millions of values on sglang/srt and nothing used them
             self.add(dst, (v,))
         elif t == "o" and name in CONTAINER_METHODS:
+            self.add(dst, (self.V("bm", name, v),))
+        elif t == "k" and name in STR_CASES and v[1] in ("str", "prefix"):
             self.add(dst, (self.V("bm", name, v),))
         elif t == "p" and name in ("setter", "getter", "deleter"):
             self.add(dst, (self.V("bm", name, v),))
@@ -72,7 +79,29 @@ class Attrs(Calls):
         else:  # super(): the MRO of the receiver's class, after the class super() names
             recv, on_instance, after = v[2], v[2][0] == "i", v[1]
         self.subscribe(recv[1], name, (Attrs.attr_found, var, recv, on_instance), after=after)
+        if t == "i" and not name.startswith("__") and self.lookup(v[1], "__getattr__") is not None:
+            # normal lookup failed (the read holds nothing): the class's __getattr__ runs with the name
+            # (the name is not passed: a hook setting what it is asked for would make the read
+            # found, after the edge was drawn)
+            site = self.site(var, (), caller, 0, "implicit")
+            self.when_empty(var, (Attrs.instance_getattr, v, site), late=True)
         return var
+
+    def const_var(self, name: str) -> int:
+        var = self.new_var()
+        self.add(var, (self.V("k", "str", name),))
+        return var
+
+    def instance_getattr(self, inst: Value, site: Any) -> None:
+        if any(c in self.dynamic_fields for c in self.mro(inst[1])):
+            return  # setattr(self, name, ...) with an unknown name may have made the attribute: no proof it fails
+        self.subscribe(inst[1], "__getattr__", self.method_caller(site, inst))
+
+    def module_getattr(self, module: str, name: str, dst: int, caller: int, line: int) -> None:
+        """PEP 562: a name a module does not bind is asked of its ``__getattr__``."""
+        hook = self.export(module, "__getattr__")
+        if hook >= 0:
+            self.call_on(hook, self.site(dst, ((self.const_var(name), False),), caller, line, "implicit"))
 
     def attr_found(self, owner: int, found: int, var: int, recv: Value, on_instance: bool) -> None:
         """The MRO found the class attribute (in ``owner``, values in ``found``) a shared read is of."""
@@ -98,6 +127,9 @@ class Attrs(Calls):
 
     def setattr_instr(self, obj: int, name: str, src: int, caller: int, line: int) -> None:
         self.on(obj, ("", Attrs.setattr_value, name, src, caller, line))
+        self.note_setattr(obj, name)
+
+    def note_setattr(self, obj: int, name: str) -> None: ...
 
     def setattr_value(self, v: Value, name: str, src: int, caller: int, line: int) -> None:
         t = v[0]

@@ -11,8 +11,9 @@ from typing import Any, NamedTuple
 
 from tracer.callgraph.heap import ALL, UNK, Heap, Value
 from tracer.callgraph.ir import ScopeIR
+from tracer.callgraph.protocols import ARG_DUNDERS, ITER
 
-PROGRAM_CALLABLE = {"f", "b", "c", "i", "sm", "cm", "bm"}
+PROGRAM_CALLABLE = {"f", "b", "c", "i", "sm", "cm", "bm", "pa"}
 DECORATOR_BUILTINS = {"staticmethod", "classmethod", "property"}
 ELEMENT_BUILTINS = {"list", "tuple", "set", "frozenset", "sorted", "reversed", "iter"}
 KEY_CALLBACK = {"sorted", "min", "max"}
@@ -37,6 +38,9 @@ class Calls(Heap):
     bound_sites: set[int]
     external_sites: set[int]
     instantiated: set[int]
+    deferred: list[tuple[bool, Any, Any]]
+    ns: dict[tuple[str, str], int]
+    self_vars: dict[int, int]
     # methods a call of an instance runs when its class has no __call__ in the tree (the packs'
     # `[flow] module_call`: torch's nn.Module.__call__ runs forward), the scan's rule too
     module_calls: tuple[str, ...] = ()
@@ -45,6 +49,9 @@ class Calls(Heap):
         self.memo: set[tuple[int, Value]] = set()
         self.next_site = 1 << 40  # synthetic sites (implicit calls, callbacks) number from here
         self.elements_cache: dict[tuple[int, int], int] = {}
+        self.partials: dict[int, Site] = {}  # site of functools.partial(...) -> it (its ("pa", site) value)
+        self.partial_calls: set[tuple[int, int, int, int]] = set()
+        self.dynamic_fields: set[int] = set()  # classes whose instances get attributes of unknown names
 
     def site(self, dst: int, args: tuple[tuple[int, bool], ...], caller: int, line: int, kind: str,
              kwargs: tuple[tuple[str | None, int], ...] = ()) -> Site:
@@ -98,6 +105,19 @@ class Calls(Heap):
         elif t == "bm":
             self.builtin_method(site, v[1], v[2])
             self.external_sites.add(site.id)
+        elif t == "pa":  # functools.partial(fn, *args, **kwargs)(...): fn with both argument lists
+            key = (v[1], site.caller, site.line, site.dst)  # one call per site: a partial of itself ends
+            if key not in self.partial_calls:
+                self.partial_calls.add(key)
+                made = self.partials[v[1]]
+                # only the edge: one partial object of a site wraps every function that site ever
+                # wraps (toolz's curry: all of them), and every argument into every one of them, and
+                # their results back into every caller, made every value reach everything
+                self.call_on(made.args[0][0], self.site(-1, (), site.caller, site.line, "callback"))
+        elif t == "x" and v[1] == "functools.partial" and site.args and not site.args[0][1]:
+            self.partials[site.id] = site
+            self.add(site.dst, (self.V("pa", site.id),))
+            self.external_sites.add(site.id)
         elif t == "x":
             self.external_sites.add(site.id)
             # what code outside the tree returns is not followed: tensors and configs are most values
@@ -126,6 +146,30 @@ class Calls(Heap):
         init = site._replace(dst=-1, kind="constructor" if site.kind in ("call", "callback") else site.kind)
         self.subscribe(cid, "__init__", lambda owner, var: self.on(var, lambda vals: self.call_values(
             init, self.bound_values(vals, inst, cid, True, None))))
+        # __new__ (a static method by rule) gets the class first
+        self.subscribe(cid, "__new__", lambda owner, var: self.each(var, lambda f: self.invoke(
+            init._replace(kind="implicit"), f[1], self.V("c", cid)) if f[0] in ("f", "sm") else None))
+        # a synthesized __init__ (dataclass, attrs) calls the post-init hook: a class whose MRO has
+        # no __init__ of the tree's but a hook of that name
+        for hook in ("__post_init__", "__attrs_post_init__"):
+            if self.lookup(cid, hook) is not None:
+                self.deferred.append((True, lambda: self.lookup(cid, "__init__") is None, (
+                    Calls.post_init, cid, hook, init._replace(kind="implicit"), inst)))
+
+    def post_init(self, cid: int, hook: str, site: Site, inst: Value) -> None:
+        self.subscribe(cid, hook, self.method_caller(site, inst))
+
+    def implicit_call(self, v: Value, names: tuple[str, ...], dst: int, args: tuple[int, ...], caller: int,
+                      line: int) -> None:
+        """An implicit call's site, made only when an instance arrives (most operands are none)."""
+        self.dunder_value(v, names, self.site(dst, tuple((a, False) for a in args), caller, line, "implicit"))
+
+    def dunder_value(self, v: Value, names: tuple[str, ...], site: Site) -> None:
+        """The implicit call of an operator, protocol or builtin: the first of ``names`` the MRO of
+        the instance's class holds (the others are fallbacks Python tries when it is missing)."""
+        cid = v[1]
+        name = next((n for n in names if self.lookup(cid, n) is not None), names[0])
+        self.subscribe(cid, name, self.method_caller(site, v))
 
     def invoke(self, site: Site, uid: int, recv: Value | None) -> None:
         scope = self.scopes[uid]
@@ -202,7 +246,7 @@ class Calls(Heap):
             self.each(var, lambda v: self.iter_value(v, dst, caller, 0))
         return found
 
-    def iter_value(self, v: Value, dst: int, caller: int, line: int) -> None:
+    def iter_value(self, v: Value, dst: int, caller: int, line: int, names: tuple[str, str] = ITER) -> None:
         t = v[0]
         if t == "o":
             if self.obj_kind.get(v[1]) != "dict":
@@ -213,16 +257,16 @@ class Calls(Heap):
             cid = v[1]
             it = self.new_var()
             site = self.site(it, (), caller, line, "implicit")
-            self.subscribe(cid, "__iter__", lambda owner, var: self.on(var, lambda vals: self.call_values(
+            self.subscribe(cid, names[0], lambda owner, var: self.on(var, lambda vals: self.call_values(
                 site, self.bound_values(vals, v, cid, True, None))))
 
             def step(vals: Iterable[Value]) -> None:
                 for r in vals:
                     if r[0] == "i":
                         nxt = self.site(dst, (), caller, line, "implicit")
-                        self.subscribe(r[1], "__next__", self.method_caller(nxt, r))
+                        self.subscribe(r[1], names[1], self.method_caller(nxt, r))
                     elif r[0] in ("g", "o"):
-                        self.iter_value(r, dst, caller, line)
+                        self.iter_value(r, dst, caller, line, names)
             self.on(it, step)
 
     # -- builtins -------------------------------------------------------------------------------
@@ -243,10 +287,14 @@ class Calls(Heap):
             self.edge(self.arg(site, 2), dst)
             if target >= 0 and attr >= 0:
                 self.each(attr, lambda k: self.attr_instr(dst, target, k[2], site.caller, site.line), "k")
+                self.on(attr, ("", Calls.getattr_prefix, dst, target, site))
         elif name == "setattr":
             target, attr, value = self.arg(site, 0), self.arg(site, 1), self.arg(site, 2)
             if target >= 0 and attr >= 0:
                 self.each(attr, lambda k: self.setattr_instr(target, k[2], value, site.caller, site.line), "k")
+                cid = self.self_vars.get(target)
+                if cid is not None:  # setattr(self, name, v) in a method, the name unknown
+                    self.when_empty(attr, (Calls.dynamic_setattr, cid))
         elif name in DECORATOR_BUILTINS:
             fn = self.arg(site, 0, "fget")
             tag = {"staticmethod": "sm", "classmethod": "cm", "property": "p"}[name]
@@ -269,14 +317,23 @@ class Calls(Heap):
                                   (elements,), -1)
             if dst >= 0:
                 self.add(dst, (obj,))
-        elif name in ("min", "max", "next"):
+        elif name == "next":  # type(x).__next__: x is the iterator (its __iter__ does not run)
+            source = self.arg(site, 0)
+            self.edge(self.arg(site, 1), dst)
+            if source >= 0:
+                nxt = self.site(dst, (), site.caller, site.line, "implicit")
+                self.on(source, ("", Calls.next_value, nxt))
+        elif name in ("min", "max"):
             source = self.arg(site, 0)
             elements = self.elements(source, site.caller) if source >= 0 else -1
             self.edge(elements, dst)
-            if name == "next":
-                self.edge(self.arg(site, 1), dst)
-            else:
-                self.callback(site, self.arg(site, 9, "key"), (elements,), -1)
+            self.callback(site, self.arg(site, 9, "key"), (elements,), -1)
+        elif name in ARG_DUNDERS:
+            implicit = self.site(dst if name in ("str", "repr", "format", "reversed", "dir") else -1, (),
+                                 site.caller, site.line, "implicit")
+            for var, starred in (site.args if name == "print" else site.args[:1]):
+                if not starred:
+                    self.on(var, ("i", Calls.dunder_value, ARG_DUNDERS[name], implicit))
         elif name == "dict":
             oid = ("call", site.id)
             obj = self.new_obj(oid, "dict")
@@ -305,6 +362,36 @@ class Calls(Heap):
         elif name == "globals" and dst >= 0:
             self.add(dst, (self.V("G", self.scope_module[site.caller]),))
 
+    def dynamic_setattr(self, cid: int) -> None:
+        """``setattr(self, name, v)`` with a name no one knows: any attribute of the class may exist."""
+        self.dynamic_fields.add(cid)
+
+    def getattr_prefix(self, k: Value, dst: int, target: int, site: Site) -> None:
+        """``getattr(obj, f"parse_{name}")``: every attribute of obj's class (MRO) named so."""
+        if k[0] == "k" and k[1] == "prefix":
+            self.on(target, ("", Calls.prefixed_attrs, k[2], dst, site))
+
+    def prefixed_attrs(self, v: Value, prefix: str, dst: int, site: Site) -> None:
+        if v[0] in ("i", "c"):
+            names = {n for c in self.mro(v[1]) for n in (*self.class_attrs[c], *self.dyn_attrs.get(c, ()))
+                     if n.startswith(prefix)}
+        elif v[0] == "m":
+            names = {n for (mod, n) in self.ns if mod == v[1] and n.startswith(prefix)}
+        else:
+            return
+        for name in sorted(names):
+            self.attr_value(v, name, dst, site.caller, site.line)
+
+    def attr_value(self, v: Value, name: str, dst: int, caller: int, line: int) -> None: ...
+
+    def next_value(self, v: Value, site: Site) -> None:
+        if v[0] == "i":
+            self.dunder_value(v, ("__next__",), site)
+        elif v[0] == "g":
+            self.edge(self.scopes[v[1]].yields + self.scope_base[v[1]], site.dst)
+        elif v[0] == "o":
+            self.read(v[1], None, site.dst)
+
     def builtin_method(self, site: Site, name: str, recv: Value) -> None:
         dst = site.dst
         if recv[0] == "p":
@@ -313,6 +400,10 @@ class Calls(Heap):
                 self.on(fn, lambda vals: self.add(dst, [
                     self.V("p", v[1], recv[2]) if name == "getter" else self.V("p", recv[1], v[1])
                     for v in vals if v[0] == "f" and name in ("getter", "setter")]))
+            return
+        if recv[0] == "k":  # "_process_{}".format(x).lower(): the string (or its known start) changes case
+            if dst >= 0:
+                self.add(dst, (self.V("k", recv[1], getattr(str, name)(recv[2])),))
             return
         oid = recv[1]
         a0, a1 = self.arg(site, 0), self.arg(site, 1)
@@ -366,4 +457,4 @@ class Calls(Heap):
     # provided by the solver
     def attr_instr(self, dst: int, obj: int, name: str, caller: int, line: int) -> None: ...
     def setattr_instr(self, obj: int, name: str, src: int, caller: int, line: int) -> None: ...
-    def when_empty(self, var: int, fn: Any) -> None: ...
+    def when_empty(self, var: int, fn: Any, late: bool = False) -> None: ...

@@ -9,6 +9,7 @@ from typing import Any
 
 from tracer.callgraph.exprs import ExprCompiler, Shape, const_key
 from tracer.callgraph.ir import ClassIR, ModuleIR, ScopeIR
+from tracer.callgraph.protocols import BINOPS
 from tracer.callgraph.scopes import Scope, assigned_names
 from tracer.index.source import resolve_relative
 
@@ -95,18 +96,30 @@ class Compiler(ExprCompiler):
                 element = self.var()
                 self.element_vars.add(element)  # a name bound here holds what a container held
                 if source >= 0:
-                    self.emit("iter", element, source, scope.edge, node.lineno)
+                    self.emit("aiter" if isinstance(node, ast.AsyncFor) else "iter", element, source, scope.edge,
+                              node.lineno)
                 self.assign(scope, node.target, element)
             return self.loop(scope, node.body, node.orelse, head)
         elif isinstance(node, ast.While):
             self.expr(scope, node.test)
             return self.loop(scope, node.body, node.orelse)
         elif isinstance(node, (ast.With, ast.AsyncWith)):
+            enter, exit_ = ("__aenter__", "__aexit__") if isinstance(node, ast.AsyncWith) else ("__enter__", "__exit__")
+            managers = []
             for item in node.items:
                 value = self.expr(scope, item.context_expr)
+                if value >= 0:
+                    entered = self.var()  # what __enter__ returns, and (outside the tree) the manager itself
+                    self.emit("dunder", entered, value, (enter,), (), scope.edge, node.lineno)
+                    self.copy(entered, value)
+                    managers.append(value)
+                    value = entered
                 if item.optional_vars is not None:
                     self.assign(scope, item.optional_vars, value)
-            return self.block(scope, node.body)
+            ok = self.block(scope, node.body)
+            for value in reversed(managers):
+                self.emit("dunder", -1, value, (exit_,), (-1, -1, -1), scope.edge, node.lineno)
+            return ok
         elif isinstance(node, ast.Raise):
             exc = self.expr(scope, node.exc)
             self.expr(scope, node.cause)
@@ -147,7 +160,11 @@ class Compiler(ExprCompiler):
             self.expr(scope, node.msg)
         elif isinstance(node, ast.Delete):
             for target in node.targets:
-                if not isinstance(target, ast.Name):
+                if isinstance(target, ast.Subscript):
+                    obj, key = self.expr(scope, target.value), self.expr(scope, target.slice)
+                    if obj >= 0:
+                        self.emit("dunder", -1, obj, ("__delitem__",), (key,), scope.edge, node.lineno)
+                elif not isinstance(target, ast.Name):
                     self.expr(scope, target)
         return True
 
@@ -195,8 +212,8 @@ class Compiler(ExprCompiler):
             if not self.shaped_setitem(scope, target, value):
                 obj = self.expr(scope, target.value)
                 key = self.expr(scope, target.slice)
-                if obj >= 0 and value >= 0:
-                    self.emit("setitem", obj, key, value)
+                if obj >= 0:
+                    self.emit("setitem", obj, key, value, scope.edge, target.lineno)  # (and __setitem__)
         elif isinstance(target, (ast.Tuple, ast.List)):
             self.unpack(scope, target, value, source)
         elif isinstance(target, ast.Starred):
@@ -322,8 +339,11 @@ class Compiler(ExprCompiler):
     def aug_assign(self, scope: Scope, node: ast.AugAssign) -> None:
         right = self.expr(scope, node.value)
         target = node.target
+        names = (f"__i{BINOPS[type(node.op)][2:]}", BINOPS[type(node.op)])
         if isinstance(target, ast.Name):
             left = self.read(scope, target.id)
+            if left >= 0:
+                self.emit("dunder", -1, left, names, (right,), scope.edge, node.lineno)
             if isinstance(node.op, ast.Add) and left >= 0 and right >= 0:
                 dst = self.var()
                 self.emit("binop", dst, left, right)
@@ -335,6 +355,7 @@ class Compiler(ExprCompiler):
             if obj >= 0:
                 current = self.var()
                 self.emit("attr", current, obj, target.attr, scope.edge, target.lineno)
+                self.emit("dunder", -1, current, names, (right,), scope.edge, node.lineno)
                 if isinstance(node.op, ast.Add) and right >= 0:
                     self.emit("setattr", obj, target.attr, right, scope.edge, target.lineno)
         else:
@@ -376,7 +397,8 @@ class Compiler(ExprCompiler):
 
     def class_def(self, scope: Scope, node: ast.ClassDef) -> int:
         decs = self.decorators(scope, node.decorator_list)
-        bases = tuple(self.expr(scope, b) for b in node.bases)
+        # ``class C(Base[T])``: the base is Base (what ``__class_getitem__``/``__mro_entries__`` give back)
+        bases = tuple(self.expr(scope, b.value if isinstance(b, ast.Subscript) else b) for b in node.bases)
         for kw in node.keywords:
             self.expr(scope, kw.value)
         index = len(self.classes)

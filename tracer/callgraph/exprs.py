@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tracer.callgraph.ir import Instr, Param, ScopeIR
+from tracer.callgraph.protocols import OperatorCompiler
 from tracer.callgraph.scopes import Scope, analyse_scope
 
 
@@ -36,11 +37,13 @@ def const_key(node: ast.AST) -> Any:
     return None
 
 
+
+
 def key_value(key: Any) -> tuple[str, str, Any]:
     return ("k", type(key).__name__, key)
 
 
-class ExprCompiler:
+class ExprCompiler(OperatorCompiler):
     def __init__(self, module: str, is_package: bool):
         self.module = module
         self.is_package = is_package
@@ -203,13 +206,9 @@ class ExprCompiler:
             if value >= 0 and scope.yields >= 0:
                 self.emit("iter", scope.yields, value, scope.edge, node.lineno)
             return -1
-        if isinstance(node, ast.BinOp):
-            left, right = self.expr(scope, node.left), self.expr(scope, node.right)
-            if isinstance(node.op, ast.Add) and left >= 0 and right >= 0:
-                dst = self.var()
-                self.emit("binop", dst, left, right)
-                return dst
-            return -1
+        found = self.operator(scope, node)
+        if found is not None:
+            return found
         if isinstance(node, ast.Starred):
             return self.expr(scope, node.value)
         for child in ast.iter_child_nodes(node):  # comparisons, f-strings, unary operators, ...
@@ -233,7 +232,7 @@ class ExprCompiler:
         if obj < 0:
             return -1
         dst = self.var()
-        self.emit("item", dst, obj, key)
+        self.emit("item", dst, obj, key, scope.edge, node.lineno)  # (an instance's __getitem__ runs)
         return dst
 
     def alloc(self, kind: str, keys: dict[Any, int], exact: bool) -> int:
@@ -329,6 +328,9 @@ class ExprCompiler:
         dst = self.var()
         kind, shape = self.call_kind(scope, func)
         self.emit("call", dst, fn, args, kwargs, scope.edge, node.lineno, kind, shape)
+        if (isinstance(func, ast.Attribute) and func.attr == "format" and isinstance(func.value, ast.Constant)
+                and isinstance(func.value.value, str) and "{" in func.value.value):
+            self.copy(dst, self.prefix(func.value.value[:func.value.value.index("{")]))  # "_do_{}".format(x)
         return dst
 
     def call_kind(self, scope: Scope, func: ast.AST) -> tuple[str, str]:

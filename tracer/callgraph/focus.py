@@ -86,3 +86,157 @@ def focused_call_graph(path: str | Path, cache: SummaryCache, words: Iterable[st
     stats = {"files_total": len(files), "files_solved": len(order), "files_naming": len(chosen),
              "answer_cached": cached, **call_stats, "seconds": round(time.perf_counter() - started, 3)}
     return graph, stats
+
+
+
+def _scope_modules(ir: ModuleIR, prefix: str) -> dict[int, set[str]]:
+    """Scope index -> the modules whose imported names its code reads (a call's function, an
+    attribute's object, an argument, ...: a module-level name read through the module's shared
+    ``glob`` variable, or, in the module body, the import's own variable)."""
+    ns = {var: name for name, var in ir.globals}
+    made: dict[int, set[str]] = {}
+    for ins in ir.instrs:
+        if ins[0] == "from":
+            made[ins[1]] = {ins[2], f"{ins[2]}.{ins[3]}"}
+        elif ins[0] == "import":
+            made[ins[1]] = {ins[2]}
+    if prefix:
+        made = {v: mods | {f"{prefix}.{m}" for m in mods} for v, mods in made.items()}
+    by_name: dict[str, set[str]] = {}
+    for ins in ir.instrs:
+        if ins[0] == "copy" and ins[1] in ns and ins[2] in made:
+            by_name.setdefault(ns[ins[1]], set()).update(made[ins[2]])
+    mods_of = dict(made)
+    for ins in ir.instrs:
+        if ins[0] == "glob" and ins[2] in by_name:
+            mods_of[ins[1]] = by_name[ins[2]]
+    out: dict[int, set[str]] = {}
+
+    def use(scope: int, *vs: int) -> None:
+        for v in vs:
+            if v in mods_of:
+                out.setdefault(scope, set()).update(mods_of[v])
+    for ins in ir.instrs:
+        op = ins[0]
+        if op == "call":
+            use(ins[5], ins[2], *(a for a, _ in ins[3]), *(a for _, a in ins[4]))
+        elif op in ("attr", "item") and len(ins) > 4:
+            use(ins[4], ins[2])
+        elif op == "setattr":
+            use(ins[4], ins[1], ins[3])
+        elif op == "dunder":
+            use(ins[5], ins[2], *ins[4])
+        elif op in ("iter", "aiter"):
+            use(ins[3], ins[2])
+        elif op == "decorate":
+            use(ins[4], ins[2], ins[3])
+    bases = {b for c in ir.classes for b in c.bases}  # class statements run in the module body
+    out.setdefault(0, set()).update(m for v in bases if v in mods_of for m in mods_of[v])
+    return out
+
+
+def _defining(datas: list[bytes | None], names: list[str]) -> set[int]:
+    """The files defining a start: ``class A`` and ``def b`` for ``A.b``, ``def b`` or ``class b``
+    for ``b``; where none does (a module's name), the files naming every part."""
+    out: set[int] = set()
+    for name in names:
+        parts = [p.encode() for p in name.split(".")[-2:] if p]
+        if len(parts) == 2:
+            tests = [[b"class " + parts[0], b"def " + parts[1]]]
+        else:
+            tests = [[b"def " + parts[0]], [b"class " + parts[0]]] if parts else []
+        found = {i for i, d in enumerate(datas) if d is not None and any(all(w in d for w in t) for t in tests)}
+        out |= found or {i for i, d in enumerate(datas) if d is not None and parts and all(w in d for w in parts)}
+    return out
+
+
+def _within(step: Callable[[str], Iterable[str]], starts: set[str], depth: int) -> set[str]:
+    frontier, reached = set(starts), set(starts)
+    for _ in range(max(0, depth)):
+        frontier = {m for n in frontier for m in step(n)} - reached
+        reached |= frontier
+    return reached
+
+
+def neighbourhood_call_graph(path: str | Path, cache: SummaryCache, names: Iterable[str], depth: int,
+                             callers: bool = False, jobs: int = 0, entry_seeds: dict[str, str] | None = None,
+                             progress: Callable[[str], None] | None = None,
+                             module_calls: tuple[str, ...] = ()) -> tuple[nx.DiGraph, dict[str, Any]]:
+    """The graph ``--from NAME --depth N`` is cut from, solved on demand: the files defining NAME;
+    then, round by round, the modules whose imported names the functions reached less than N
+    calls deep read (their own code, their class's ``__init__`` and what it calls) and the module
+    bodies of the solved files read (base classes), and with
+    ``callers`` the files naming a caller found, until nothing is added (at most N + 1 solves).
+    A call into a module no round chose stays unbound: a neighbourhood, not the whole program.
+    Each solve is cached by the chosen files' contents."""
+    started = time.perf_counter()
+    names = list(names)
+    layout, prefix = _layout(path)
+    files, _ = list_sources(layout)
+    store = Store(cache.directory)
+    keys, datas = _read_all(files, layout.base)
+    by_module = {f.module: i for i, f in enumerate(files) if datas[i] is not None}
+    irs: dict[int, ModuleIR] = {}
+
+    def load(wanted: Iterable[int]) -> None:
+        todo = sorted(set(wanted) - set(irs))
+        if todo:
+            compiled, _ = _compile_all([files[i] for i in todo], [keys[i] for i in todo],
+                                       [datas[i] for i in todo], store, jobs, progress)
+            irs.update(zip(todo, compiled))
+    chosen = _defining(datas, names)
+    # the files naming a start's class: its subclasses (an override self.f() reaches) and its makers
+    owners = {n.split(".")[-2].encode() for n in names if n.count(".") >= 1}
+    load(chosen | {i for i, d in enumerate(datas) if d is not None and any(b"(" + o in d or o + b"(" in d
+                                                                           for o in owners)})
+    seeds = [f"seed:{m}={v}" for m, v in sorted((entry_seeds or {}).items())] + [f"module-call:{m}" for m in module_calls]
+    full = [f"{prefix}.{n}" if prefix else n for n in names]
+    uses: dict[int, dict[int, set[str]]] = {}
+    rounds = 0
+    while True:
+        rounds += 1
+        order = sorted(irs)
+        key = tree_key([keys[i] for i in order] + ["around"] + seeds)
+        answer = store.load_value(key)
+        cached = isinstance(answer, tuple) and len(answer) == 3
+        if cached:
+            nodes, edges, call_stats = answer
+        else:
+            nodes, edges, call_stats = solve_tree([irs[i] for i in order], prefix, entry_seeds, module_calls)
+            store.store_value(key, (nodes, edges, call_stats))
+        graph = nx.DiGraph()
+        graph.add_nodes_from(nodes)
+        graph.add_edges_from((u, v, {"kind": k}) for u, v, k in edges)
+        if rounds > max(1, depth) + 1:
+            break
+        starts = {n for n in graph for f, name in zip(full, names)
+                  if n == f or n.endswith("." + name) or n.startswith(f + ".") or f".{name}." in n}
+        reached, up = _within(graph.successors, starts, depth - 1), _within(graph.predecessors, starts, depth - 1)
+        where = {s.name: (i, si) for i in order for si, s in enumerate(irs[i].scopes)}
+        need: set[int] = set()
+        # what a reached function's code reads, what its class's __init__ reads (the types of the
+        # fields it calls through) and its module body (base classes, decorators)
+        inits = {f"{n.rsplit('.', 1)[0]}.__init__" for n in reached} & set(where)
+        # ... and the functions those __init__ call (a field's value is what they return)
+        inits |= {m for n in inits if n in graph for m in graph.successors(n)} & set(where)
+        scopes = {where[n] for n in reached | inits if n in where}
+        scopes |= {(i, 0) for i in irs}  # module bodies: every solved class's bases
+        for i, si in scopes:
+            if i not in uses:
+                uses[i] = _scope_modules(irs[i], prefix)
+            need.update(by_module[m] for m in uses[i].get(si, ()) if m in by_module)
+        if callers:
+            words = {p.rsplit(".", 1)[-1].encode() for n in up for p in graph.predecessors(n)}
+            need.update(i for i, d in enumerate(datas) if d is not None and any(w in d for w in words if w[:1] != b"<"))
+        if not need - set(irs):
+            break
+        load(need)
+
+    def short(name: str) -> str:
+        return name[len(prefix) + 1:] if prefix and name.startswith(prefix + ".") else name
+
+    out = nx.relabel_nodes(graph, short)
+    stats = {"files_total": len(files), "files_solved": len(irs), "files_naming": len(chosen), "rounds": rounds,
+             "solved_on_demand": True, "answer_cached": cached, **call_stats,
+             "seconds": round(time.perf_counter() - started, 3)}
+    return out, stats

@@ -9,6 +9,7 @@ from typing import Any
 
 from tracer.bind.mro import after as mro_after
 from tracer.bind.mro import linearize
+from tracer.callgraph.protocols import PREFIX
 
 Value = tuple[Any, ...]
 MAX_JOINED = 64  # strings a binop may make from known string parts
@@ -48,6 +49,9 @@ class Heap:
     def V(self, *parts: Any) -> Value:
         raise NotImplementedError
 
+    def when_empty(self, var: int, fn: Any, late: bool = False) -> None:
+        raise NotImplementedError
+
     def init_heap(self) -> None:
         self.slots: dict[tuple[Any, Any], int] = {}
         self.obj_keys: dict[Any, list[Any]] = {}
@@ -58,6 +62,7 @@ class Heap:
         self.mro_cache: dict[int, list[int]] = {}
         self.subs: dict[int, list[list[Any]]] = {}  # class -> [name, after, fn, delivered]
         self.children: dict[int, set[int]] = {}  # class -> the classes naming it as a base
+        self.prefixed: set[Any] = set()  # binops whose string is known only by its start
 
     # -- MRO ------------------------------------------------------------------------------
     def bases(self, cid: int) -> list[int]:
@@ -185,6 +190,9 @@ class Heap:
             # no name anyone looks up, and recomputing it on every new value was quadratic
             if ls and rs and len(ls) * len(rs) <= MAX_JOINED:
                 self.add(dst, [self.V("k", "str", x + y) for x in ls for y in rs])
+            if ls and not rs and len(ls) <= MAX_JOINED and oid not in self.prefixed:
+                self.prefixed.add(oid)  # "parse_" + name with name no known string: a prefix at the end
+                self.when_empty(b, lambda: self.add(dst, [self.V("k", "prefix", x) for x in ls if PREFIX.fullmatch(x)]))
             objs = [v for v in left + right if v[0] == "o"]
             if objs:
                 self.add(dst, (self.new_obj(oid, "list"),))

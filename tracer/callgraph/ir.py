@@ -29,7 +29,7 @@ and to walk), the opcode first:
                                            args: ((var, starred), ...); kwargs: ((name|None, var), ...)
 ``("decorate", dst, dec, fn, scope, line)``
 ``("super", dst, cls, self_var, cls_var)`` ``super()`` (cls: local class, -1 for two arguments)
-``("iter", dst, obj, scope, line)``        the elements a ``for`` over obj binds
+``("iter", dst, obj, scope, line)``        the elements a ``for`` over obj binds (``"aiter"``: ``async for``)
 ``("unpack", dst, src, index, n)``         element ``index`` of an ``n``-target unpacking
 ``("star_unpack", dst, src, index, after)``
 ``("raise", src, scope, line)``            ``raise Cls``: Cls is instantiated

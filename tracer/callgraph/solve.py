@@ -25,9 +25,11 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from tracer.callgraph.attrs import Attrs
-from tracer.callgraph.calls import DECORATOR_BUILTINS, PROGRAM_CALLABLE, Site
+from tracer.callgraph.calls import DECORATOR_BUILTINS, PROGRAM_CALLABLE, Calls, Site
 from tracer.callgraph.heap import UNK, Value
 from tracer.callgraph.ir import ModuleIR, ScopeIR
+from tracer.callgraph.protocols import AITER, ITER
+from tracer.callgraph.seeds import Seeds
 
 BUILTIN_NAMES = frozenset(dir(builtins))
 MAX_ROUNDS = 40
@@ -38,7 +40,7 @@ SMALL_VALUES = 8  # values kept in a tuple before a dict
 Watcher = Any  # Callable[[tuple[Value, ...]], object] | tuple (see Solver.on)
 
 
-class Solver(Attrs):
+class Solver(Seeds):
     def __init__(self, modules: list[ModuleIR], prefix: str = "", entry_seeds: dict[str, str] | None = None):
         self.prefix = prefix
         self.entry_seeds = dict(entry_seeds or {})  # method name -> module variable naming entry classes
@@ -100,7 +102,9 @@ class Solver(Attrs):
                 self.ns[(m.module, name)] = var + base
             base += m.nvars
         self.next_var = base
+        self.dunders = {name for attrs in self.class_attrs for name in attrs if name.startswith("__")}
         self.ints = list(range(base))
+        self.init_seeds()
 
     # -- the propagation core -------------------------------------------------------------------
     def V(self, *parts: Any) -> Value:
@@ -298,6 +302,9 @@ class Solver(Attrs):
                     for holds, fire in rules_now:
                         if holds():
                             fire()
+                # last: the protocol's receivers are the entry classes, not what their attributes suggest
+                if late and not self.queue and seeded and not self.entry_rules and not self.params_seeded:
+                    self.seed_params()
                 if self.queue:
                     break
             if not self.queue:
@@ -334,6 +341,8 @@ class Solver(Attrs):
                 self.add(dst, (self.V("m", f"{module}.{name}"),))
             elif module in self.modules:
                 self.edge(self.export(module, name), dst)
+                if self.export(module, name) < 0:
+                    self.module_getattr(module, name, dst, n(sbase), 0)
             elif module not in self.packages:
                 self.add(dst, (self.V("x", f"{module}.{name}"),))
         elif op == "attr":
@@ -342,10 +351,14 @@ class Solver(Attrs):
             self.setattr_instr(g(ins[1]), ins[2], g(ins[3]), n(sbase + ins[4]), n(ins[5]))
         elif op == "item":
             dst, obj, key = g(ins[1]), g(ins[2]), g(ins[3])
-            self.on(obj, ("", Solver.item_value, key, dst))
+            # written in the source (a scope given): an instance's __getitem__ runs (the edge only)
+            self.on(obj, ("", Solver.item_value, key, dst, *((n(sbase + ins[4]), n(ins[5])) if len(ins) > 4 else ())))
         elif op == "setitem":
             obj, key, src = g(ins[1]), g(ins[2]), g(ins[3])
-            self.on(obj, ("o", Solver.setitem_value, key, src))
+            if len(ins) > 4:  # written in the source (not a literal's slot): an instance's __setitem__ runs
+                self.on(obj, ("", Solver.setitem_value, key, src, n(sbase + ins[4]), n(ins[5])))
+            else:
+                self.on(obj, ("o", Solver.setitem_value, key, src))
         elif op == "alloc":
             self.add(g(ins[1]), (self.new_obj(g(ins[1]), ins[2], ins[3]),))
         elif op == "merge":
@@ -369,9 +382,15 @@ class Solver(Attrs):
                                    for v in tuple(self.pts.get(self_var, ())) if v[0] in "ic"])
                 self.on(cls_var, pairs)
                 self.on(self_var, pairs)
-        elif op == "iter":
+        elif op == "iter" or op == "aiter":
             dst, caller, line = g(ins[1]), n(sbase + ins[3]), n(ins[4])
-            self.each(g(ins[2]), lambda v: self.iter_value(v, dst, caller, line))
+            names = ITER if op == "iter" else AITER
+            self.each(g(ins[2]), lambda v: self.iter_value(v, dst, caller, line, names))
+        elif op == "dunder":
+            names = tuple(x for x in ins[3] if x in self.dunders)  # what no class defines is never found
+            if names:
+                self.on(g(ins[2]), ("i", Calls.implicit_call, names, g(ins[1]), tuple(g(a) for a in ins[4]),
+                                    n(sbase + ins[5]), n(ins[6])))
         elif op == "unpack":
             dst, index = g(ins[1]), ins[3]
             index_key = self.V("k", "int", index) if index >= 0 else None
@@ -390,7 +409,11 @@ class Solver(Attrs):
         elif op == "binop":
             self.binop(g(ins[1]), g(ins[2]), g(ins[3]))
 
-    def setitem_value(self, v: Value, key: int, src: int) -> None:
+    def setitem_value(self, v: Value, key: int, src: int, caller: int = -1, line: int = 0) -> None:
+        if v[0] != "o":
+            if v[0] == "i" and caller >= 0 and "__setitem__" in self.dunders:
+                self.implicit_call(v, ("__setitem__",), -1, (), caller, line)
+            return
         oid = v[1]
         if key < 0:
             self.write(oid, None, src)
@@ -409,8 +432,10 @@ class Solver(Attrs):
         """``except (A, B) as e``: the classes of the tuple count as E's."""
         self.edge(self.elements(src, -1), src)
 
-    def item_value(self, v: Value, key: int, dst: int) -> None:
-        if v[0] == "o":
+    def item_value(self, v: Value, key: int, dst: int, caller: int = -1, line: int = 0) -> None:
+        if v[0] == "i" and caller >= 0 and "__getitem__" in self.dunders:
+            self.implicit_call(v, ("__getitem__",), -1, (), caller, line)
+        elif v[0] == "o":
             self.keyed(key, lambda k: self.read(v[1], k, dst))
         elif v[0] == "G" and key >= 0:
             self.each(key, lambda k: self.edge(self.export(v[1], k[2]), dst), "k")
@@ -425,6 +450,8 @@ class Solver(Attrs):
 
     def attr_instr(self, dst: int, obj: int, name: str, caller: int, line: int) -> None:
         self.on(obj, ("", Attrs.attr_value, name, dst, caller, line))
+        if obj in self.param_vars:
+            self.param_reads.setdefault(obj, set()).add(name)
         if name in self.entry_seeds:
             self.unbudgeted.update((obj, dst))  # every entry class may be the receiver: none is cut
             # a protocol's method read off a receiver no class of the tree reaches (the runner's
@@ -432,47 +459,6 @@ class Solver(Attrs):
             # checked last: only once every other rule (self of methods no call reached included) is done
             self.entry_rules.append((lambda: not any(v[0] in ("i", "c") for v in self.pts.get(obj, ())),
                                      lambda: self.seed_entries(obj, self.entry_seeds[name])))
-
-    def seed_entries(self, obj: int, variable: str) -> None:
-        found = self.entry_vars.get(variable)
-        if found is None:
-            found = self.entry_vars[variable] = self.new_var()
-            self.unbudgeted.add(found)
-            into = found
-
-            def classes(vals: Iterable[Value]) -> None:
-                self.add(into, [self.V("i", v[1]) for v in vals if v[0] == "c"])
-            for (module, name), var in sorted(self.ns.items()):
-                if name == variable:
-                    self.on(var, classes)
-                    self.on(self.elements(var, -1), classes)
-        self.entry_seeded += 1
-        self.edge(found, obj)
-
-    # -- rules that need "nothing else was found" ----------------------------------------------
-    def seed_self(self) -> None:
-        """``self`` of a method no known call reached: instances of its class, or of the subclasses
-        of it the program creates (an override in a class never created is no edge)."""
-        made_of: dict[int, list[int]] = {}  # class -> the created classes whose MRO holds it
-        for k in sorted(self.instantiated):
-            for c in self.mro(k):
-                made_of.setdefault(c, []).append(k)
-        for uid, scope in enumerate(self.scopes):
-            if scope.owner < 0 or scope.method not in ("instance", "class") or not scope.params:
-                continue
-            first = scope.params[0]
-            if first.kind not in ("pos", "posonly"):
-                continue
-            var = first.var + self.scope_base[uid]
-            if self.pts.get(var):
-                continue
-            owner = self.owner_cid(uid)
-            made = made_of.get(owner, [])
-            tag = "i" if scope.method == "instance" else "c"
-            self.add(var, [self.V(tag, k) for k in (made or [owner])])
-
-    def owner_cid(self, uid: int) -> int:
-        return self.scope_cbase[uid] + self.scopes[uid].owner
 
     # -- answers ---------------------------------------------------------------------------------------
     def site_status(self, site: Site) -> str:

@@ -87,10 +87,18 @@ def _whole(packs: PackOptions, path: str, from_names: tuple[str, ...], depth: in
     from tracer.present import callgraph_view
 
     with progress(f"tracer: building the call graph of {Path(path).name or path}"):
-        g, stats = whole_call_graph(path, summary_cache(packs.cache_dir, packs.use_cache), packs.jobs,
-                                    entry_seeds=entry_seeds(packs), module_calls=module_calls(packs))
+        if from_names:  # the neighbourhood only: the files defining the start and what it reads
+            from tracer.callgraph.focus import neighbourhood_call_graph
+
+            g, stats = neighbourhood_call_graph(path, summary_cache(packs.cache_dir, packs.use_cache), from_names,
+                                                depth, callers, packs.jobs, entry_seeds(packs),
+                                                module_calls=module_calls(packs))
+        else:
+            g, stats = whole_call_graph(path, summary_cache(packs.cache_dir, packs.use_cache), packs.jobs,
+                                        entry_seeds=entry_seeds(packs), module_calls=module_calls(packs))
+    solved = f"{stats['files_solved']} of {stats['files_total']}" if "files_solved" in stats else stats["files_total"]
     summary = (f"{len(g)} nodes, {g.number_of_edges()} edges; {stats['calls_unbound']} calls not bound "
-               f"({stats['files_total']} files, {stats['seconds']} s)")
+               f"({solved} files, {stats['seconds']} s)")
     if from_names:
         starts = [n for name in from_names for n in callgraph_view.start_nodes(g, name)]
         unknown = [name for name in from_names if not callgraph_view.start_nodes(g, name)]
@@ -99,7 +107,7 @@ def _whole(packs: PackOptions, path: str, from_names: tuple[str, ...], depth: in
         g = callgraph_view.neighbourhood(g, starts, depth, callers)
         stats = {**stats, "from": sorted(set(starts)), "depth": depth, "callers": callers}
         summary = f"{len(g)} nodes, {g.number_of_edges()} edges within {depth} calls of {len(set(starts))} " \
-                  f"start nodes; whole graph: " + summary
+                  f"start nodes; the graph solved for it: " + summary
     if fmt in ("svg", "png"):
         from tracer.present import render
 

@@ -1,0 +1,400 @@
+"""Benchmark: tracer's whole call graph (`tracer graph --all`) against the calls real test suites make.
+
+    python benchmarks/bench_dynamic.py [--only NAME ...] [--json OUT] [--misses N] [--judge]
+
+Each package below is a real pure-Python release from PyPI, fetched as an sdist with the
+ordinary client (``pip download --no-deps --no-binary :all:``) into
+``~/.cache/tracer-bench-dynamic`` and unpacked (tar's ``data`` filter); nothing is built
+and no ``setup.py`` runs. Then:
+
+* Dynamic side: the package's own test suite runs (``python -m pytest``, this interpreter,
+  the unpacked source first on ``sys.path``) under a ``sys.setprofile`` hook (threads too)
+  that records every call whose caller and callee are both functions of the package's
+  source folder (tests excluded). A frame that is no node of its own (a class body, a
+  comprehension, a generator expression) files its calls under the nearest enclosing frame
+  that is; a generator resumed counts once, at its first entry; module bodies are callers
+  but never callees (an import is no call). The set is a lower bound of the true edges.
+* Static side: every file of the same folder is compiled (``tracer.callgraph.compile``)
+  and solved (``solve_tree``), exactly what ``graph --all`` does.
+* One node mapping for both: (file, line of the ``def``/``lambda``; 0 for a module body).
+  A decorated function's code starts at its first decorator: both lines map to the def.
+  tracer has one node per qualified name: for recall an edge of it stands for every
+  definition of the name; for the extras, only the last (the one that binds: no
+  ``typing.overload`` stub is an extra edge).
+* Recall = dynamic edges the static graph holds / dynamic edges. Misses are classified by
+  cause from the callee's name and the source line of the call site the trace saw (a
+  heuristic, for reading, not for scoring).
+* Precision: a fixed-seed sample (``SAMPLE`` per package) of the static edges the tests
+  did not make, each judged by reading the code, the verdicts kept in
+  ``benchmarks/data/bench_dynamic_verdicts.json`` (``"real"``: a call that can happen;
+  ``"impossible"``: it cannot). Precision estimate = (sample - impossible) / judged.
+  ``--judge`` prints the unjudged ones of the sample with their call sites.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import os
+import random
+import re
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from collections import Counter, defaultdict
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from tracer.callgraph.build import _layout, solve_tree  # noqa: E402
+from tracer.callgraph.compile import compile_module  # noqa: E402
+from tracer.index.discover import list_sources  # noqa: E402
+
+CACHE = Path(os.environ.get("TRACER_BENCH_CACHE", Path.home() / ".cache" / "tracer-bench-dynamic"))
+VERDICTS = REPO / "benchmarks" / "data" / "bench_dynamic_verdicts.json"
+SAMPLE = 40
+SEED = 24
+
+# name, version, the package folder inside the sdist, the sys.path entry, the tests, what the
+# tests exclude (a package shipping its tests inside itself), the style
+PACKAGES = [
+    ("sqlparse", "0.5.1", "sqlparse", ".", ["tests"], "", "lexer + token-tree classes, filter pipelines"),
+    ("mistune", "3.0.2", "src/mistune", "src", ["tests"], "", "parsers dispatching by rule name, plugins"),
+    ("click", "8.1.7", "src/click", "src", ["tests"], "", "decorators, class hierarchies, contexts"),
+    ("toolz", "0.12.1", "toolz", ".", ["toolz/tests"], "toolz/tests", "functional: curry, compose, iterators"),
+]
+
+RUNNER = r'''
+import dis, json, os, sys, threading
+pkg, out, args = sys.argv[1], sys.argv[2], sys.argv[3:]
+skip = os.environ.get("BENCH_SKIP", "")
+pkg = os.path.realpath(pkg) + os.sep
+skip = os.path.realpath(skip) + os.sep if skip else "\0"
+edges, mine, first = {}, {}, {}
+
+def own(code):
+    f = code.co_filename
+    m = mine.get(f)
+    if m is None:
+        r = os.path.realpath(f)
+        m = mine[f] = r if r.startswith(pkg) and not r.startswith(skip) else ""
+    return m
+
+def first_resume(code):
+    off = first.get(code)
+    if off is None:
+        off = first[code] = next((i.offset for i in dis.get_instructions(code) if i.opname == "RESUME"), -1)
+    return off
+
+GEN = 0x20 | 0x80 | 0x200  # generator, coroutine, async generator
+
+def hook(frame, event, arg):
+    if event != "call":
+        return
+    code = frame.f_code
+    path = own(code)
+    if not path or code.co_name.startswith("<") and code.co_name != "<lambda>":
+        return  # not the package's, or a comprehension / module body / class body
+    if code.co_flags & GEN and frame.f_lasti != first_resume(code):
+        return  # a generator resumed
+    back = frame.f_back
+    site = back.f_lineno if back is not None else 0
+    while back is not None:
+        bcode = back.f_code
+        bpath = own(bcode)
+        if not bpath:
+            return
+        if bcode.co_name == "<module>" or bcode.co_name == "<lambda>" or not bcode.co_name.startswith("<"):
+            key = (bpath, bcode.co_firstlineno, bcode.co_name == "<module>", path, code.co_firstlineno,
+                   bool(code.co_flags & GEN))
+            sites = edges.setdefault(key, set())
+            if len(sites) < 4:
+                sites.add(site)
+            return
+        back = back.f_back  # comprehension / genexpr: the enclosing frame calls
+
+sys.setprofile(hook)
+threading.setprofile(hook)
+import pytest
+try:
+    code = pytest.main(["-q", "-p", "no:cacheprovider", *args])
+finally:
+    sys.setprofile(None)
+    threading.setprofile(None)
+    with open(out, "w") as fh:
+        json.dump([[*k, sorted(v)] for k, v in edges.items()], fh)
+sys.exit(0)
+'''
+
+
+def fetch(name: str, version: str) -> Path:
+    """The unpacked sdist (downloaded once with pip, never built)."""
+    folder = CACHE / f"{name}-{version}"
+    if (folder / ".unpacked").exists():
+        return folder
+    CACHE.mkdir(parents=True, exist_ok=True)
+    dl = CACHE / "sdists"
+    archive = next(iter(dl.glob(f"{name}-{version}.tar.gz")), None) if dl.exists() else None
+    if archive is None:
+        subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--no-binary", ":all:",
+                        "-d", str(dl), f"{name}=={version}"], check=True)
+        archive = next(dl.glob(f"{name.replace('-', '_')}-{version}.tar.gz"), None) or next(dl.glob(f"{name}-{version}.tar.gz"))
+    with tempfile.TemporaryDirectory(dir=CACHE) as tmp:
+        with tarfile.open(archive) as tar:
+            tar.extractall(tmp, filter="data")
+        top = next(Path(tmp).iterdir())
+        top.rename(folder)
+    (folder / ".unpacked").touch()
+    return folder
+
+
+# -- the one node mapping -------------------------------------------------------------------
+def def_lines(path: Path) -> dict[int, int]:
+    """line a code object of the file starts at -> the line of its def (decorators included)."""
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+    except (SyntaxError, UnicodeDecodeError):
+        return {}
+    out: dict[int, int] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            out[node.lineno] = node.lineno
+            for dec in node.decorator_list:
+                out.setdefault(dec.lineno, node.lineno)
+        elif isinstance(node, ast.Lambda):
+            out.setdefault(node.lineno, node.lineno)
+    return out
+
+
+Node = tuple[str, int]  # (path relative to the sdist, def line; 0: the module body)
+
+
+def dynamic_edges(root: Path, pkg_dir: str, path_entry: str, tests: list[str], skip: str,
+                  ) -> tuple[dict[tuple[Node, Node], list[int]], set[Node], float]:
+    with tempfile.TemporaryDirectory() as tmp:
+        script, out = Path(tmp) / "runner.py", Path(tmp) / "edges.json"
+        script.write_text(RUNNER)
+        env = dict(os.environ, PYTHONPATH=str(root / path_entry), PYTHONDONTWRITEBYTECODE="1",
+                   BENCH_SKIP=str(root / skip) if skip else "")
+        started = time.perf_counter()
+        subprocess.run([sys.executable, str(script), str(root / pkg_dir), str(out), *tests], cwd=root, env=env,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=600)
+        seconds = time.perf_counter() - started
+        rows = json.loads(out.read_text())
+    lines: dict[str, dict[int, int]] = {}
+    edges: dict[tuple[Node, Node], list[int]] = {}
+    real_root = os.path.realpath(root)
+    gens: set[Node] = set()
+    for caller_path, caller_line, is_module, callee_path, callee_line, is_gen, sites in rows:
+        def node(path: str, line: int, module: bool) -> Node | None:
+            rel = os.path.relpath(path, real_root)
+            if module:
+                return (rel, 0)
+            table = lines.setdefault(rel, def_lines(root / rel))
+            return (rel, table[line]) if line in table else None
+        u, v = node(caller_path, caller_line, bool(is_module)), node(callee_path, callee_line, False)
+        if u is not None and v is not None:
+            edges.setdefault((u, v), []).extend(sites)
+            if is_gen:
+                gens.add(v)
+    return edges, gens, seconds
+
+
+def static_edges(root: Path, pkg_dir: str, skip: str) -> tuple[
+        set[tuple[Node, Node]], set[tuple[Node, Node]], dict[Node, str], dict[str, Any], float]:
+    """Every edge on every definition of its names (recall: tracer has one node per qualified
+    name, so a call of any definition of it is found), and on the last definition only (the
+    one that binds: the extras, so typing.overload stubs are no impossible edges)."""
+    started = time.perf_counter()
+    layout, prefix = _layout(root / pkg_dir)
+    files, _ = list_sources(layout)
+    irs, where = [], {}
+    skip_prefix = skip.replace("/", ".") if skip else ""
+    for f in files:
+        path = Path(f.abspath)
+        rel = os.path.relpath(path, root)
+        if skip_prefix and (f.module == skip_prefix or f.module.startswith(skip_prefix + ".")):
+            continue
+        ir = compile_module(f.module, f.path, f.is_package, path.read_text(encoding="utf-8"))
+        for s in ir.scopes:
+            where.setdefault(s.name, []).append((rel, 0 if s.kind == "module" else s.line))
+        irs.append(ir)
+    nodes, edges, stats = solve_tree(irs, prefix)
+    seconds = time.perf_counter() - started
+    out: set[tuple[Node, Node]] = set()
+    last: set[tuple[Node, Node]] = set()
+    named = {node: name for name, nodes in where.items() for node in nodes}
+    for u, v, _kind in edges:
+        for a in where.get(u, ()):
+            for b in where.get(v, ()):
+                out.add((a, b))
+        if where.get(u) and where.get(v):
+            last.add((where[u][-1], where[v][-1]))
+    return out, last, named, stats, seconds
+
+
+# -- misses by cause -------------------------------------------------------------------------
+def node_name(root: Path, node: Node, cache: dict[str, dict[int, str]]) -> str:
+    table = cache.get(node[0])
+    if table is None:
+        table = cache[node[0]] = {}
+        try:
+            tree = ast.parse((root / node[0]).read_text(encoding="utf-8"))
+        except (SyntaxError, UnicodeDecodeError):
+            tree = ast.Module(body=[], type_ignores=[])
+        for n in ast.walk(tree):
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                table[n.lineno] = n.name
+            elif isinstance(n, ast.Lambda):
+                table.setdefault(n.lineno, "<lambda>")
+    return table.get(node[1], "<module>")
+
+
+WITH_DUNDERS = {"__enter__", "__exit__", "__aenter__", "__aexit__"}
+ITER_DUNDERS = {"__iter__", "__next__", "__aiter__", "__anext__"}
+
+
+def cause(root: Path, caller: Node, callee: Node, sites: list[int], names: dict[str, dict[int, str]],
+          texts: dict[str, list[str]], gens: set[Node] = frozenset(), entered: set[Node] = frozenset(),
+          ) -> str:
+    callee_name = node_name(root, callee, names)
+    if callee in gens and callee in entered:
+        # the profile hook sees a generator's body start where it is first iterated, not where it
+        # was made; the static graph has the edge from where it was made
+        return "generator first run away from its maker (trace artefact)"
+    if caller[1] and caller not in entered:
+        return "caller entered only from outside the package (the tests)"
+    lines = texts.setdefault(caller[0], (root / caller[0]).read_text(encoding="utf-8").splitlines())
+    text = " ".join(lines[s - 1] for s in sites if 0 < s <= len(lines))
+    if callee_name in WITH_DUNDERS:
+        return "with / async with"
+    if callee_name in ("__getattr__", "__getattribute__"):
+        return "__getattr__ hook"
+    if callee_name in ("__init__", "__post_init__", "__new__", "__init_subclass__"):
+        return "constructor"
+    if callee_name in ITER_DUNDERS or re.search(r"\bnext\(", text):
+        return "iteration / next()"
+    if callee_name.startswith("__") and callee_name.endswith("__"):
+        return "implicit dunder"
+    if "getattr(" in text:
+        return "call by name (getattr)"
+    if callee_name != "<lambda>" and re.search(rf"\.{re.escape(callee_name)}\b", text):
+        return "method on a receiver of unknown type (flow)"
+    if callee_name != "<lambda>" and re.search(rf"\b{re.escape(callee_name)}\b", text):
+        return "function by name (flow / import)"
+    if re.search(r"@", text):
+        return "decorator"
+    return "callback / stored callable / dispatch"
+
+
+# -- precision sample ------------------------------------------------------------------------
+def edge_key(e: tuple[Node, Node]) -> str:
+    (a, la), (b, lb) = e
+    return f"{a}:{la} -> {b}:{lb}"
+
+
+def sample_extra(extra: set[tuple[Node, Node]], name: str) -> list[tuple[Node, Node]]:
+    ordered = sorted(extra)
+    rng = random.Random(f"{SEED}:{name}")
+    return rng.sample(ordered, min(SAMPLE, len(ordered)))
+
+
+def show_edge(root: Path, e: tuple[Node, Node], names: dict[str, dict[int, str]], texts: dict[str, list[str]]) -> str:
+    (caller, callee) = e
+    callee_name = node_name(root, callee, names)
+    lines = texts.setdefault(caller[0], (root / caller[0]).read_text(encoding="utf-8").splitlines())
+    start = caller[1]
+    end = len(lines) if start == 0 else start
+    if start:
+        indent = len(lines[start - 1]) - len(lines[start - 1].lstrip())
+        end = start
+        while end < len(lines) and (not lines[end].strip() or len(lines[end]) - len(lines[end].lstrip()) > indent):
+            end += 1
+    hits = [f"    {i}: {lines[i - 1].strip()}" for i in range(max(start, 1), end + 1)
+            if callee_name.strip("<>") in lines[i - 1] or "(" in lines[i - 1] and callee_name.startswith("__")]
+    return (f"{edge_key(e)}  [{node_name(root, caller, names)} -> {callee_name}]\n" + "\n".join(hits[:8]))
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--only", nargs="*", default=[])
+    ap.add_argument("--json", dest="json_out")
+    ap.add_argument("--misses", type=int, default=0, help="print N missed edges per package")
+    ap.add_argument("--judge", action="store_true", help="print the sampled extra edges not judged yet")
+    opts = ap.parse_args()
+    verdicts = json.loads(VERDICTS.read_text()) if VERDICTS.exists() else {}
+    verdicts.pop("_about", None)
+    report = {}
+    print(f"{'package':<10} {'style':<44} {'dyn':>5} {'found':>5} {'recall':>7} {'extra':>6} "
+          f"{'judged':>6} {'precision':>9} {'t_tests':>7} {'t_graph':>7}")
+    for name, version, pkg_dir, path_entry, tests, skip, style in PACKAGES:
+        if opts.only and name not in opts.only:
+            continue
+        root = fetch(name, version)
+        dyn, gens, t_dyn = dynamic_edges(root, pkg_dir, path_entry, tests, skip)
+        static, static_last, named, stats, t_static = static_edges(root, pkg_dir, skip)
+        found = set(dyn) & static
+        missed = sorted(set(dyn) - static)
+        made = {(named.get(u), named.get(v)) for u, v in dyn}
+        extra = {(u, v) for u, v in static_last if (named[u], named[v]) not in made}
+        entered = {v for _, v in static}
+        names: dict[str, dict[int, str]] = {}
+        texts: dict[str, list[str]] = {}
+
+        def why(u: Node, v: Node) -> str:
+            return cause(root, u, v, dyn[(u, v)], names, texts, gens, entered)
+        causes = Counter(why(u, v) for u, v in missed)
+        artefacts = causes.get("generator first run away from its maker (trace artefact)", 0)
+        sample = sample_extra(extra, name)
+        mine = verdicts.get(f"{name}-{version}", {})
+        judged = [mine[edge_key(e)] for e in sample if edge_key(e) in mine]
+        impossible = judged.count("impossible")
+        precision = (len(judged) - impossible) / len(judged) if judged else float("nan")
+        recall = len(found) / len(dyn) if dyn else float("nan")
+        recall_no_artefacts = len(found) / (len(dyn) - artefacts) if len(dyn) > artefacts else float("nan")
+        print(f"{name:<10} {style[:44]:<44} {len(dyn):>5} {len(found):>5} {recall:>7.3f} {len(extra):>6} "
+              f"{len(judged):>3}/{len(sample):<2} {precision:>9.3f} {t_dyn:>6.1f}s {t_static:>6.1f}s")
+        print(f"    recall without the trace's generator artefacts: {recall_no_artefacts:.3f}")
+        for c, k in causes.most_common():
+            print(f"    missed {k:>4}  {c}")
+        if opts.misses:
+            by_cause = defaultdict(list)
+            for u, v in missed:
+                by_cause[why(u, v)].append((u, v))
+            for c, es in sorted(by_cause.items(), key=lambda kv: -len(kv[1])):
+                print(f"  -- {c}")
+                for e in es[:opts.misses]:
+                    print("   ", show_edge(root, e, names, texts).replace("\n", "\n    "), " sites", dyn[e])
+        if opts.judge:
+            for e in sample:
+                if edge_key(e) not in mine:
+                    print("  JUDGE", show_edge(root, e, names, texts).replace("\n", "\n    "))
+        report[name] = {"version": version, "style": style, "dynamic_edges": len(dyn), "found": len(found),
+                        "recall": round(recall, 4), "recall_without_generator_artefacts": round(recall_no_artefacts, 4),
+                        "extra": len(extra), "sample": len(sample),
+                        "judged": len(judged), "impossible": impossible,
+                        "precision_estimate": None if not judged else round(precision, 4),
+                        "missed_by_cause": dict(causes.most_common()),
+                        "unbound_by_cause": stats.get("unbound_by_cause", {}),
+                        "missed": [edge_key(e) for e in missed],
+                        "impossible_edges": [edge_key(e) for e in sample if mine.get(edge_key(e)) == "impossible"],
+                        "seconds_tests": round(t_dyn, 2), "seconds_graph": round(t_static, 2)}
+    if report:
+        dyn_total = sum(r["dynamic_edges"] for r in report.values())
+        found_total = sum(r["found"] for r in report.values())
+        judged_total = sum(r["judged"] for r in report.values())
+        bad_total = sum(r["impossible"] for r in report.values())
+        print(f"{'all':<10} {'':<44} {dyn_total:>5} {found_total:>5} {found_total / dyn_total:>7.3f} "
+              f"{'':>6} {judged_total:>6} {((judged_total - bad_total) / judged_total) if judged_total else float('nan'):>9.3f}")
+    if opts.json_out:
+        Path(opts.json_out).write_text(json.dumps(report, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

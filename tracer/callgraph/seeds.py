@@ -1,0 +1,117 @@
+"""Receivers the program's own calls leave empty, given values by rule once the fixpoint is
+reached (a mixin of the solver): ``self`` of a method no call reached, the protocol's receivers
+the runner builds at run time (entry classes), and parameters no caller fills (the package's
+entry points, called by its users or tests) typed by the attributes the function reads on them."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from tracer.callgraph.attrs import Attrs
+from tracer.callgraph.heap import Value
+
+MAX_DUCKS = 3  # classes a parameter may be taken to be an instance of
+
+
+class Seeds(Attrs):
+    entry_vars: dict[str, int]
+    entry_seeded: int
+    instantiated: set[int]
+    scope_cbase: list[int]
+
+    def init_seeds(self) -> None:
+        self.param_vars: set[int] = set()  # parameters a caller would fill (not self/cls)
+        self.self_vars: dict[int, int] = {}  # a method's self var -> its class
+        self.param_reads: dict[int, set[str]] = {}  # parameter -> the attribute names read on it
+        self.self_fields: dict[int, set[str]] = {}  # class -> the names its methods set on self
+        self.params_seeded = False
+        self.ducks_seeded = 0
+        for uid, scope in enumerate(self.scopes):
+            base = self.scope_base[uid]
+            first = 1 if scope.owner >= 0 and scope.method in ("instance", "class") else 0
+            for i, p in enumerate(scope.params):
+                if i < first and p.kind in ("pos", "posonly"):
+                    if scope.method == "instance":
+                        self.self_vars[p.var + base] = self.scope_cbase[uid] + scope.owner
+                elif p.kind in ("pos", "posonly", "kw"):
+                    self.param_vars.add(p.var + base)
+
+    def note_setattr(self, obj: int, name: str) -> None:
+        cid = self.self_vars.get(obj)
+        if cid is not None:
+            self.self_fields.setdefault(cid, set()).add(name)
+
+    def seed_params(self) -> None:
+        """A parameter nothing fills (its function is entered from outside the tree, or every caller
+        passes something unknown) on which the function reads attributes: an instance of the
+        classes (at most MAX_DUCKS; the created ones when some are) that have every one of those
+        names, as class attributes (MRO) or set on self by their methods, and where each name has
+        one definition among them (the call binds to one method). Counted
+        (``stats.params_typed_by_attributes``)."""
+        self.params_seeded = True
+        wanted = {n for names in self.param_reads.values() for n in names if not n.startswith("__")}
+        having: dict[str, set[int]] = {}
+        for cid in range(len(self.class_names)):
+            for k in self.mro(cid):
+                for n in (*self.class_attrs[k], *self.dyn_attrs.get(k, ()), *self.self_fields.get(k, ())):
+                    if n in wanted:
+                        having.setdefault(n, set()).add(cid)
+        for var, names in sorted(self.param_reads.items()):
+            own = sorted((n for n in names if not n.startswith("__")), key=lambda n: len(having.get(n, ())))
+            if not own or self.pts.get(var) or not having.get(own[0]):
+                continue
+            found = set(having[own[0]])
+            for n in own[1:]:
+                found &= having.get(n, set())
+                if not found:
+                    break
+            made = {c for c in found if c in self.instantiated}
+            chosen = sorted(made or found)
+            # one definition of each name among them (a hierarchy): unrelated classes that happen
+            # to share a method name (two parser states' append_token) are no evidence of either
+            single = all(len({hit[0] for c in chosen if (hit := self.lookup(c, n)) is not None}) <= 1 for n in own)
+            if chosen and len(chosen) <= MAX_DUCKS and single:
+                self.ducks_seeded += 1
+                self.add(var, [self.V("i", c) for c in chosen])
+
+    def seed_entries(self, obj: int, variable: str) -> None:
+        found = self.entry_vars.get(variable)
+        if found is None:
+            found = self.entry_vars[variable] = self.new_var()
+            self.unbudgeted.add(found)
+            into = found
+
+            def classes(vals: Iterable[Value]) -> None:
+                self.add(into, [self.V("i", v[1]) for v in vals if v[0] == "c"])
+            for (module, name), var in sorted(self.ns.items()):
+                if name == variable:
+                    self.on(var, classes)
+                    self.on(self.elements(var, -1), classes)
+        self.entry_seeded += 1
+        self.edge(found, obj)
+
+    # -- rules that need "nothing else was found" ----------------------------------------------
+    def seed_self(self) -> None:
+        """``self`` of a method no known call reached: instances of its class, or of the subclasses
+        of it the program creates (an override in a class never created is no edge)."""
+        made_of: dict[int, list[int]] = {}  # class -> the created classes whose MRO holds it
+        for k in sorted(self.instantiated):
+            for c in self.mro(k):
+                made_of.setdefault(c, []).append(k)
+        for uid, scope in enumerate(self.scopes):
+            if scope.owner < 0 or scope.method not in ("instance", "class") or not scope.params:
+                continue
+            first = scope.params[0]
+            if first.kind not in ("pos", "posonly"):
+                continue
+            var = first.var + self.scope_base[uid]
+            if self.pts.get(var):
+                continue
+            owner = self.owner_cid(uid)
+            made = made_of.get(owner, [])
+            tag = "i" if scope.method == "instance" else "c"
+            self.add(var, [self.V(tag, k) for k in (made or [owner])])
+
+    def owner_cid(self, uid: int) -> int:
+        return self.scope_cbase[uid] + self.scopes[uid].owner
+
