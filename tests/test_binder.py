@@ -29,18 +29,17 @@ TREES = sorted(p.name for p in EXAMPLES.iterdir() if (p / "EXPECT.toml").is_file
 
 # tree -> (count, the gap): disagreements the binder does not close yet. The TensorRT-LLM trees' decoder
 # loops call the layers of an nn.ModuleList (`for layer in self.layers: layer(...)`), whose elements the
-# solver does not type, and SpecDecOneEngineForCausalLM's model comes through a generic base
-# (`DecoderModelForCausalLM[TModel, TConfig]`); vLLM's SupportsEagle3 setter reaches the mixin's
+# solver does not type (the generic base `DecoderModelForCausalLM[TModel, TConfig]` enters the solver's MRO
+# since #24, which closed 4 of them); vLLM's SupportsEagle3 setter reaches the mixin's
 # `_set_aux_hidden_state_layers` through get_language_model(), a getter the scan reads from a pack key;
 # MiniMax's platform-bound name (examples/platform-import) has no forward the graph binds on one branch.
 KNOWN = {
     "platform-import": (1, "a name bound on a platform branch: the graph binds no forward of the entry"),
-    "trtllm-capture-on-branch": (4, "nn.ModuleList elements and generic bases are not typed by the solver"),
-    "trtllm-default-fallback": (3, "nn.ModuleList elements and generic bases are not typed by the solver"),
+    "trtllm-capture-on-branch": (4, "nn.ModuleList elements are not typed by the solver"),
+    "trtllm-default-fallback": (2, "nn.ModuleList elements are not typed by the solver"),
     "trtllm-duplicate-registration": (6, "nn.ModuleList elements are not typed by the solver"),
-    "trtllm-hook-never-called": (5, "nn.ModuleList elements and generic bases are not typed by the solver"),
-    "trtllm-kwargs-swallowed": (1, "generic bases are not typed by the solver"),
-    "trtllm-ok": (5, "nn.ModuleList elements and generic bases are not typed by the solver"),
+    "trtllm-hook-never-called": (4, "nn.ModuleList elements are not typed by the solver"),
+    "trtllm-ok": (4, "nn.ModuleList elements are not typed by the solver"),
     "vllm-registries": (2, "the mixin setter is reached through getattr(parent_ref, 'model', parent_ref) after "
                            "get_language_model() (a pack's method_values)"),
     "registry-aliases": (12, "the vLLM mixin setter's getattr holder, as vllm-registries; the alias modules' "
@@ -192,7 +191,8 @@ def test_scan_hops_are_call_graph_edges_on_a_real_release(tmp_path):
 
 @pytest.mark.real
 def test_vllm_disagreements_only_shrink(tmp_path):
-    """vLLM 0.33.0: the scan and the call graph still disagree on 35 hops of 205 (measured). The gaps,
+    """vLLM 0.33.0: the scan and the call graph still disagree on 36 hops of 206 (measured; the alias row
+    GlmMoeDsaForCausalLM added one). The gaps,
     by cause: the runner's receiver (`self.model`, built by vLLM's registry) is seeded with entry classes
     only for packs whose entry classes are a module variable, so the two runner call sites bind no setter;
     getters the scan reads from the pack's method_values (get_language_model()) are not followed by the
@@ -208,8 +208,8 @@ def test_vllm_disagreements_only_shrink(tmp_path):
     checked: dict[str, int] = {}
     found = check_tree(root, tmp_path, focus=True, checked=checked)
     assert checked["delegate"] >= 60 and checked["read"] >= 120, checked
-    assert len(found) <= 35, "\n".join(found)
-    assert len(found) >= 30, f"fewer disagreements ({len(found)}): lower the bound of this ratchet"
+    assert len(found) <= 36, "\n".join(found)
+    assert len(found) >= 31, f"fewer disagreements ({len(found)}): lower the bound of this ratchet"
 
 
 def test_a_module_call_runs_forward_only_through_the_pack_key(tmp_path):
