@@ -112,6 +112,18 @@ def test_no_cycles_between_stage_packages():
     assert list(nx.simple_cycles(graph)) == []
 
 
+def test_a_name_another_module_imports_is_public():
+    """No `from tracer.x import _name`: a name used by another module is part of its interface
+    and is named as such (a private name stays inside its module)."""
+    found = []
+    for module, path in MODULES.items():
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("tracer"):
+                found += [f"{module}:{node.lineno}: from {node.module} import {alias.name}" for alias in node.names
+                          if alias.name.startswith("_") and not alias.name.startswith("__")]
+    assert found == [], found
+
+
 @pytest.mark.parametrize("module", [m for m in MODULES if not m.startswith("tracer.verify")])
 def test_module_size(module):
     lines = MODULES[module].read_text().count("\n")

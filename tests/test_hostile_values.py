@@ -90,13 +90,13 @@ def test_doubling_a_value_stops_at_the_budget():
                 x = [x, x]
             self.model.value = x
         """)
-    from tracer.interp.values import _first_unknown
+    from tracer.interp.values import first_unknown
 
     outcome = evaluate_function(source, args={}, env={})
     # each doubling past the size budget is Unknown (and doubles again from there), until the
     # evaluation's work budget ends it: never 2**200 of anything
     value = outcome.writes.get("self.model.value")
-    assert (not outcome.complete and "work budget" in outcome.stopped.why) or "budget" in _first_unknown(value).why
+    assert (not outcome.complete and "work budget" in outcome.stopped.why) or "budget" in first_unknown(value).why
     assert any("budget" in note.why for note in outcome.unknowns)
 
 

@@ -25,6 +25,7 @@ from tracer.analysis.flow_values import (
     Carrier,
     ClassObj,
     Const,
+    Env,
     Flow,
     Ids,
     Inst,
@@ -33,7 +34,6 @@ from tracer.analysis.flow_values import (
     Problem,
     Values,
     Write,
-    _Env,
     closest,
     tainted,
 )
@@ -91,7 +91,7 @@ class FlowAnalysis:
         if len(self._stack) > MAX_DEPTH:
             flow.problems.append(Problem("depth", flow.line, 0, f"{owner.name}.{name}", "delegation deeper than the bound"))
             return flow
-        env = _Env()
+        env = Env()
         params = [a.arg for a in node.args.posonlyargs + node.args.args]
         if params and params[0] in ("self", "cls"):
             env[params[0]] = (Inst(concrete, "self"),)

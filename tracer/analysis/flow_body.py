@@ -10,6 +10,7 @@ from tracer.analysis.flow_exprs import Expressions, dotted_source
 from tracer.analysis.flow_values import (
     ClassObj,
     Const,
+    Env,
     Evaluator,
     Flow,
     Ids,
@@ -18,10 +19,9 @@ from tracer.analysis.flow_values import (
     Problem,
     Values,
     Write,
-    _Env,
-    _union,
     closest,
     tainted,
+    union_values,
 )
 from tracer.resolve.resolver import ClassRef
 
@@ -48,7 +48,7 @@ class BodyWalker(Expressions):
         return int(getattr(node, "lineno", 0)) + self.offset
 
     # -- statements -------------------------------------------------------------------------------
-    def run(self, body: list[ast.stmt], env: _Env) -> _Env | None:
+    def run(self, body: list[ast.stmt], env: Env) -> Env | None:
         """The env at the end of ``body``, or None when every path ends in it."""
         for stmt in body:
             try:
@@ -60,7 +60,7 @@ class BodyWalker(Expressions):
             env = result
         return env
 
-    def statement(self, node: ast.stmt, env: _Env) -> _Env | None:
+    def statement(self, node: ast.stmt, env: Env) -> Env | None:
         if isinstance(node, ast.Assign):
             value = self.expr(node.value, env)
             for target in node.targets:
@@ -69,13 +69,13 @@ class BodyWalker(Expressions):
             if node.value is not None:
                 self.assign(node.target, self.expr(node.value, env), env, node)
         elif isinstance(node, ast.AugAssign):
-            value = _union(self.expr(node.value, env), self.expr(node.target, env))
+            value = union_values(self.expr(node.value, env), self.expr(node.target, env))
             self.assign(node.target, value, env, node)
         elif isinstance(node, ast.Expr):
             self.expr(node.value, env)
         elif isinstance(node, ast.Return):
             if node.value is not None:
-                self.flow.returns = _union(self.flow.returns, self.expr(node.value, env))
+                self.flow.returns = union_values(self.flow.returns, self.expr(node.value, env))
             raise _Stop
         elif isinstance(node, ast.Raise):
             if node.exc is not None:
@@ -88,14 +88,14 @@ class BodyWalker(Expressions):
             return self.branch(node, env)
         elif isinstance(node, (ast.For, ast.AsyncFor)):
             items = self.expr(node.iter, env)
-            inner = _Env(env)
+            inner = Env(env)
             self.assign(node.target, (Ids("an element of the ids"),) if tainted(items) else (Opaque("a loop value"),),
                         inner, node)
             after = self.run(node.body, inner)
-            return self._merge(env, after, self.run(node.orelse, _Env(env)) if node.orelse else env)
+            return self._merge(env, after, self.run(node.orelse, Env(env)) if node.orelse else env)
         elif isinstance(node, ast.While):
             self.expr(node.test, env)
-            return self._merge(env, self.run(node.body, _Env(env)), env)
+            return self._merge(env, self.run(node.body, Env(env)), env)
         elif isinstance(node, (ast.With, ast.AsyncWith)):
             for item in node.items:
                 value = self.expr(item.context_expr, env)
@@ -103,9 +103,9 @@ class BodyWalker(Expressions):
                     self.assign(item.optional_vars, value, env, node)
             return self.run(node.body, env)
         elif isinstance(node, ast.Try) or type(node).__name__ == "TryStar":
-            ends = [self.run(node.body, _Env(env))]  # type: ignore[attr-defined]
+            ends = [self.run(node.body, Env(env))]  # type: ignore[attr-defined]
             for handler in node.handlers:  # type: ignore[attr-defined]
-                ends.append(self.run(handler.body, _Env(env)))
+                ends.append(self.run(handler.body, Env(env)))
             merged = self._merge(env, *ends)
             if merged is not None and node.finalbody:  # type: ignore[attr-defined]
                 merged = self.run(node.finalbody, merged)  # type: ignore[attr-defined]
@@ -113,20 +113,20 @@ class BodyWalker(Expressions):
         elif isinstance(node, ast.Assert):
             self.check_assert(node, env)
         elif isinstance(node, ast.Match):
-            ends = [self.run(case.body, _Env(env)) for case in node.cases]
+            ends = [self.run(case.body, Env(env)) for case in node.cases]
             return self._merge(env, *ends, env)
         return env
 
-    def _merge(self, base: _Env, *ends: _Env | None) -> _Env | None:
+    def _merge(self, base: Env, *ends: Env | None) -> Env | None:
         alive = [e for e in ends if e is not None]
         if not alive:
             return None
-        merged = _Env()
+        merged = Env()
         for name in dict.fromkeys(n for e in alive for n in e):
-            merged[name] = _union(*(e.get(name, ()) for e in alive))
+            merged[name] = union_values(*(e.get(name, ()) for e in alive))
         return merged
 
-    def branch(self, node: ast.If, env: _Env) -> _Env | None:
+    def branch(self, node: ast.If, env: Env) -> Env | None:
         decided = self.truth(node.test, env)
         if decided is True:
             after = self.run(node.body, env)
@@ -136,9 +136,9 @@ class BodyWalker(Expressions):
         if decided is False:
             self._skipped_guard(node, env)
             return self.run(node.orelse, env)
-        return self._merge(env, self.run(node.body, _Env(env)), self.run(node.orelse, _Env(env)))
+        return self._merge(env, self.run(node.body, Env(env)), self.run(node.orelse, Env(env)))
 
-    def _guard_raises(self, node: ast.If, env: _Env) -> None:
+    def _guard_raises(self, node: ast.If, env: Env) -> None:
         """`if not hasattr(x, "m"): raise ...` where x has no m: the setter fails at start-up.
         The problem is the call of x.m the guard protects (else the raise)."""
         raised = next((s for s in node.body if isinstance(s, ast.Raise)), None)
@@ -164,7 +164,7 @@ class BodyWalker(Expressions):
                 receiver, wanted, closest(wanted, names)))
             return
 
-    def _skipped_guard(self, node: ast.If, env: _Env) -> None:
+    def _skipped_guard(self, node: ast.If, env: Env) -> None:
         """`if hasattr(x, "m"): x.m(ids)` where x has no m: the guard skips the call silently."""
         test = node.test
         if node.orelse:
@@ -186,7 +186,7 @@ class BodyWalker(Expressions):
                     receiver, wanted))
                 return
 
-    def assign(self, target: ast.expr, value: Values, env: _Env, node: ast.stmt) -> None:
+    def assign(self, target: ast.expr, value: Values, env: Env, node: ast.stmt) -> None:
         if isinstance(target, ast.Name):
             env[target.id] = value
         elif isinstance(target, (ast.Tuple, ast.List)):
@@ -202,7 +202,7 @@ class BodyWalker(Expressions):
             if tainted(value) or tainted(self.expr(target.slice, env)):
                 self.write(target.value, (Ids("a key or value of the ids"),), env, node)
 
-    def write(self, target: ast.Attribute, value: Values, env: _Env, node: ast.stmt) -> None:
+    def write(self, target: ast.Attribute, value: Values, env: Env, node: ast.stmt) -> None:
         if self.value_mode:
             return
         base = self.a.typed(self.expr(target.value, env))
@@ -211,7 +211,7 @@ class BodyWalker(Expressions):
         self.flow.writes.append(Write(self.line(node), node.col_offset, ast.unparse(target), owners, why,
                                       target.attr, tainted(value)))
 
-    def check_assert(self, node: ast.Assert, env: _Env) -> None:
+    def check_assert(self, node: ast.Assert, env: Env) -> None:
         """`assert isinstance(holder, Mixin)`: a holder whose class lacks the base fails at start-up."""
         test = node.test
         if not (isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "isinstance"
@@ -242,7 +242,7 @@ class BodyWalker(Expressions):
         return found if isinstance(found, ClassRef) else None
 
     # -- tests ------------------------------------------------------------------------------------
-    def truth(self, node: ast.expr, env: _Env) -> bool | None:
+    def truth(self, node: ast.expr, env: Env) -> bool | None:
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
             inner = self.truth(node.operand, env)
             return None if inner is None else not inner

@@ -12,6 +12,7 @@ from tracer.analysis.flow_values import (
     Call,
     ClassObj,
     Const,
+    Env,
     Evaluator,
     Ids,
     Inst,
@@ -19,11 +20,10 @@ from tracer.analysis.flow_values import (
     Opaque,
     Problem,
     Values,
-    _Env,
-    _union,
     carries_config,
     closest,
     tainted,
+    union_values,
 )
 from tracer.resolve.resolver import ClassRef
 
@@ -49,16 +49,16 @@ class Expressions:
     def line(self, node: ast.AST) -> int:
         raise NotImplementedError
 
-    def truth(self, node: ast.expr, env: _Env) -> bool | None:
+    def truth(self, node: ast.expr, env: Env) -> bool | None:
         raise NotImplementedError
 
     def has(self, values: Values, name: str) -> bool | None:
         raise NotImplementedError
 
-    def assign(self, target: ast.expr, value: Values, env: _Env, node: ast.stmt) -> None:
+    def assign(self, target: ast.expr, value: Values, env: Env, node: ast.stmt) -> None:
         raise NotImplementedError
 
-    def expr(self, node: ast.expr | None, env: _Env) -> Values:
+    def expr(self, node: ast.expr | None, env: Env) -> Values:
         if node is None:
             return NONE
         if isinstance(node, ast.Name):
@@ -80,11 +80,11 @@ class Expressions:
                 return self.expr(node.body, env)
             if decided is False:
                 return self.expr(node.orelse, env)
-            return _union(self.expr(node.body, env), self.expr(node.orelse, env))
+            return union_values(self.expr(node.body, env), self.expr(node.orelse, env))
         if isinstance(node, ast.BoolOp):
-            return _union(*(self.expr(v, env) for v in node.values))
+            return union_values(*(self.expr(v, env) for v in node.values))
         if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
-            inner = _Env(env)
+            inner = Env(env)
             any_ids = False
             for gen in node.generators:
                 items = self.expr(gen.iter, inner)
@@ -103,7 +103,7 @@ class Expressions:
             return (Ids("computed from the ids"),)
         return (Opaque(type(node).__name__),)
 
-    def call(self, node: ast.Call, env: _Env) -> Values:
+    def call(self, node: ast.Call, env: Env) -> Values:
         args = [self.expr(a.value if isinstance(a, ast.Starred) else a, env) for a in node.args]
         kwargs = {k.arg: self.expr(k.value, env) for k in node.keywords if k.arg}
         # `f(*args, **kwargs)`: carries the ids unless what is spread was built here from other values

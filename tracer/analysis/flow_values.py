@@ -82,7 +82,7 @@ def carries_config(values: Iterable[Atom]) -> bool:
     return any(isinstance(v, Carrier) for v in values)
 
 
-def _union(*groups: Values) -> Values:
+def union_values(*groups: Values) -> Values:
     return tuple(dict.fromkeys(v for group in groups for v in group))
 
 
@@ -160,7 +160,7 @@ def _swaps_a_word(name: str, other: str) -> bool:
     return False
 
 
-class _Env(dict):  # type: ignore[type-arg]
+class Env(dict):  # type: ignore[type-arg]
     """Locals of one path: name -> Values."""
 
 

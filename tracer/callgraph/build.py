@@ -52,7 +52,7 @@ def _compile(job: tuple[str, str, bool, bytes]) -> bytes:
     return encode(compile_module(module, path, is_package, text))
 
 
-def _layout(path: str | Path) -> tuple[Layout, str]:
+def tree_layout(path: str | Path) -> tuple[Layout, str]:
     root = Path(path)
     if not root.is_dir():
         raise UsageError(f"{path}: not a directory")
@@ -66,7 +66,7 @@ def _layout(path: str | Path) -> tuple[Layout, str]:
     return Layout(root, base, prefix.split(".")[0], "", "python"), prefix
 
 
-def _read_all(files: list[SourceFile], root: Path) -> tuple[list[str], list[bytes | None]]:
+def read_all(files: list[SourceFile], root: Path) -> tuple[list[str], list[bytes | None]]:
     """Each file's cache key (its content hash; "" when unreadable) and bytes."""
     keys: list[str] = []
     datas: list[bytes | None] = []
@@ -77,7 +77,7 @@ def _read_all(files: list[SourceFile], root: Path) -> tuple[list[str], list[byte
     return keys, datas
 
 
-def _compile_all(files: list[SourceFile], keys: list[str], datas: list[bytes | None], store: Store, jobs: int,
+def compile_all(files: list[SourceFile], keys: list[str], datas: list[bytes | None], store: Store, jobs: int,
                  progress: Callable[[str], None] | None) -> tuple[list[ModuleIR], dict[str, int]]:
     counts = {"cache_hits": 0, "files_parsed": 0, "unreadable": 0}
     blobs: dict[int, bytes] = {}
@@ -155,10 +155,10 @@ def whole_call_graph(path: str | Path, cache: SummaryCache, jobs: int = 0,
                      entry_seeds: dict[str, str] | None = None,
                      module_calls: tuple[str, ...] = ()) -> tuple[nx.DiGraph, dict[str, Any]]:
     started = time.perf_counter()
-    layout, prefix = _layout(path)
+    layout, prefix = tree_layout(path)
     files, problems = list_sources(layout)
     store = Store(cache.directory)
-    keys, datas = _read_all(files, layout.base)
+    keys, datas = read_all(files, layout.base)
     whole_key = tree_key(keys + [f"seed:{m}={v}" for m, v in sorted((entry_seeds or {}).items())]
                          + [f"module-call:{m}" for m in module_calls])
     answer = store.load_value(whole_key)
@@ -167,7 +167,7 @@ def whole_call_graph(path: str | Path, cache: SummaryCache, jobs: int = 0,
         counts = {"cache_hits": len(files), "files_parsed": 0, "unreadable": keys.count(""), "answer_cached": 1}
         parsed = time.perf_counter()
     else:
-        irs, counts = _compile_all(files, keys, datas, store, jobs, progress)
+        irs, counts = compile_all(files, keys, datas, store, jobs, progress)
         datas.clear()  # the sources are compiled: not held through the fixpoint
         parsed = time.perf_counter()
         if progress:

@@ -15,7 +15,7 @@ from typing import Any
 
 import networkx as nx
 
-from tracer.callgraph.build import _compile_all, _layout, _read_all, solve_tree
+from tracer.callgraph.build import compile_all, read_all, solve_tree, tree_layout
 from tracer.callgraph.ir import ModuleIR
 from tracer.callgraph.store import Store, tree_key
 from tracer.index.cache import SummaryCache
@@ -43,17 +43,17 @@ def focused_call_graph(path: str | Path, cache: SummaryCache, words: Iterable[st
                        module_calls: tuple[str, ...] = (),
                        progress: Callable[[str], None] | None = None) -> tuple[nx.DiGraph, dict[str, Any]]:
     started = time.perf_counter()
-    layout, prefix = _layout(path)
+    layout, prefix = tree_layout(path)
     files, _ = list_sources(layout)
     store = Store(cache.directory)
-    keys, datas = _read_all(files, layout.base)
+    keys, datas = read_all(files, layout.base)
     wanted = [w.encode() for w in words if w]
     by_module = {f.module: i for i, f in enumerate(files) if datas[i] is not None}
     chosen = {i for i, data in enumerate(datas) if data is not None and any(w in data for w in wanted)}
     irs: dict[int, ModuleIR] = {}
     frontier = sorted(chosen)
     for level in range(import_depth + 1):
-        compiled, _ = _compile_all([files[i] for i in frontier], [keys[i] for i in frontier],
+        compiled, _ = compile_all([files[i] for i in frontier], [keys[i] for i in frontier],
                                    [datas[i] for i in frontier], store, jobs, progress)
         irs.update(zip(frontier, compiled))
         if level == import_depth:
@@ -171,17 +171,17 @@ def neighbourhood_call_graph(path: str | Path, cache: SummaryCache, names: Itera
     Each solve is cached by the chosen files' contents."""
     started = time.perf_counter()
     names = list(names)
-    layout, prefix = _layout(path)
+    layout, prefix = tree_layout(path)
     files, _ = list_sources(layout)
     store = Store(cache.directory)
-    keys, datas = _read_all(files, layout.base)
+    keys, datas = read_all(files, layout.base)
     by_module = {f.module: i for i, f in enumerate(files) if datas[i] is not None}
     irs: dict[int, ModuleIR] = {}
 
     def load(wanted: Iterable[int]) -> None:
         todo = sorted(set(wanted) - set(irs))
         if todo:
-            compiled, _ = _compile_all([files[i] for i in todo], [keys[i] for i in todo],
+            compiled, _ = compile_all([files[i] for i in todo], [keys[i] for i in todo],
                                        [datas[i] for i in todo], store, jobs, progress)
             irs.update(zip(todo, compiled))
     chosen = _defining(datas, names)

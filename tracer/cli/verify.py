@@ -9,7 +9,7 @@ import click
 
 from tracer.model.errors import UsageError
 from tracer.verify.families import FAMILIES, load_json_config, read_draft_ids
-from tracer.verify.runs import DEFAULT_TINY_LAYERS, _draft_raw, render_table, run_verify, verify_all
+from tracer.verify.runs import DEFAULT_TINY_LAYERS, read_draft_raw, render_table, run_verify, verify_all
 
 
 @click.command("verify")
@@ -89,7 +89,7 @@ def verify_command(entries, render_file, run_all, protocols, include_broken, job
         raise UsageError("give --entry CLASS (repeatable) or --all")
     drafts = [read_draft_ids(path) for path in draft_configs] + [read_draft_ids(None, ids) for ids in id_lists]
     raws = [load_json_config(path) for path in draft_configs] + [
-        _draft_raw(d, None) for d in drafts[len(draft_configs):]]
+        read_draft_raw(d, None) for d in drafts[len(draft_configs):]]
     if not drafts:
         raise UsageError("give --draft-config DIR or --ids LIST (at least one)")
     try:

@@ -9,7 +9,7 @@ from typing import Any
 import libcst as cst
 
 from tracer.interp import budget
-from tracer.interp.control import _State, _Stop
+from tracer.interp.control import State, Stop
 from tracer.interp.values import Unknown, UnknownNote, is_unknown
 
 _MAX_STEPS = 200_000
@@ -40,7 +40,7 @@ class InterpreterCore:
         self.steps = 0
         self.work = 0  # units built or walked (budget.MAX_WORK)
         self._sources: dict = {}
-        self.s = _State()
+        self.s = State()
         # methods of self run in place when called (name -> (source, first line)): a forward's
         # capture helper such as `self._maybe_add_hidden_state(aux, i + 1, ...)`
         self.helpers: Mapping[str, tuple[str, int]] = {}
@@ -69,13 +69,13 @@ class InterpreterCore:
     def tick(self) -> None:
         self.steps += 1
         if self.steps > _MAX_STEPS:
-            raise _Stop(UnknownNote("<function>", 0, "evaluation exceeded the step limit", True))
+            raise Stop(UnknownNote("<function>", 0, "evaluation exceeded the step limit", True))
 
     def charge(self, amount: int) -> None:
         """Count ``amount`` units of work; past the evaluation's budget it stops (Unknown)."""
         self.work += amount
         if self.work > budget.MAX_WORK:
-            raise _Stop(UnknownNote("<function>", 0, f"evaluation exceeded its work budget ({budget.MAX_WORK:,} units)", True))
+            raise Stop(UnknownNote("<function>", 0, f"evaluation exceeded its work budget ({budget.MAX_WORK:,} units)", True))
 
     def bounded(self, node: cst.CSTNode, value: Any) -> Any:
         """``value``, or Unknown when it is past the size budget (the walk is charged)."""

@@ -12,7 +12,7 @@ from typing import Any
 import libcst as cst
 
 from tracer.interp import budget
-from tracer.interp.interpreter import Interpreter, _parse_function, _run, _too_long
+from tracer.interp.interpreter import Interpreter, parse_function, run_function, too_long
 from tracer.interp.values import CaptureEvent, CaptureResult, Unknown, UnknownNote, is_unknown
 
 
@@ -196,10 +196,10 @@ def captured_indices(
     with ``self.end_layer``) are reported as events with ``in_loop=False``.
     """
     if len(forward_source) > budget.MAX_FUNCTION_SOURCE:
-        note = UnknownNote("<forward>", first_line, _too_long(forward_source), True)
+        note = UnknownNote("<forward>", first_line, too_long(forward_source), True)
         return CaptureResult(visited=(), captured=(), events=(), never_visited=(), loop_line=None, loop_source=None,
                              unknowns=(note,), complete=False)
-    module, positions, function = _parse_function(forward_source)
+    module, positions, function = parse_function(forward_source)
     bound = dict(env)
     bound[state_path] = list(layers_to_capture) if not is_unknown(layers_to_capture) else layers_to_capture
     loops, tested_by = _capture_loops(function, module, state_path, marker_attribute, frozenset(helpers or ()))
@@ -212,7 +212,7 @@ def captured_indices(
         name = param.name.value
         if name != "self":
             call_args.setdefault(name, Unknown(name, "a runtime argument of forward", name))
-    outcome = _run(interp, function, call_args)
+    outcome = run_function(interp, function, call_args)
     state = interp.s
     events = tuple(state.events)
     seen: list = []

@@ -14,30 +14,30 @@ from tracer.interp.values import UnknownNote
 # ---------------------------------------------------------------- control flow
 
 
-class _Return(Exception):
+class Return(Exception):
     def __init__(self, value: Any, line: int, source: str, condition: str | None = None):
         self.value, self.line, self.source, self.condition = value, line, source, condition
 
 
-class _Raise(Exception):
+class Raise(Exception):
     def __init__(self, line: int, source: str, condition: str | None = None):
         self.line, self.source, self.condition = line, source, condition
 
 
-class _Stop(Exception):
+class Stop(Exception):
     def __init__(self, note: UnknownNote):
         self.note = note
 
 
-class _Break(Exception):
+class Break(Exception):
     pass
 
 
-class _Continue(Exception):
+class Continue(Exception):
     pass
 
 
-_BIN_OPS = {
+BIN_OPS = {
     cst.Add: operator.add,
     cst.Subtract: operator.sub,
     cst.Multiply: operator.mul,
@@ -51,7 +51,7 @@ _BIN_OPS = {
     cst.LeftShift: operator.lshift,
     cst.RightShift: operator.rshift,
 }
-_AUG_OPS = {
+AUG_OPS = {
     cst.AddAssign: operator.add,
     cst.SubtractAssign: operator.sub,
     cst.MultiplyAssign: operator.mul,
@@ -60,7 +60,7 @@ _AUG_OPS = {
     cst.ModuloAssign: operator.mod,
     cst.PowerAssign: operator.pow,
 }
-_CMP_OPS = {
+CMP_OPS = {
     cst.Equal: operator.eq,
     cst.NotEqual: operator.ne,
     cst.LessThan: operator.lt,
@@ -70,7 +70,7 @@ _CMP_OPS = {
 }
 
 
-class _State:
+class State:
     """Mutable state of one evaluation path (copied when a branch forks)."""
 
     def __init__(self) -> None:
@@ -84,8 +84,8 @@ class _State:
         self.conditions: list = []  # source of enclosing decided if-conditions
         self.forks: list = []  # source of enclosing undecidable conditions
 
-    def fork(self) -> _State:
-        other = _State()
+    def fork(self) -> State:
+        other = State()
         other.locals = copy.deepcopy(self.locals)
         other.writes = copy.deepcopy(self.writes)
         other.write_lines = dict(self.write_lines)
@@ -98,7 +98,7 @@ class _State:
         return other
 
 
-def _contains_exit(node: cst.CSTNode) -> bool:
+def contains_exit(node: cst.CSTNode) -> bool:
     class Finder(cst.CSTVisitor):
         found = False
 
@@ -116,5 +116,5 @@ def _contains_exit(node: cst.CSTNode) -> bool:
     return finder.found
 
 
-def _exit_condition(state: _State) -> str | None:
+def exit_condition(state: State) -> str | None:
     return " and ".join(state.conditions) or None

@@ -11,15 +11,15 @@ import libcst as cst
 
 from tracer.interp import budget
 from tracer.interp.base import InterpreterCore
-from tracer.interp.control import _BIN_OPS, _CMP_OPS, _exit_condition, _Raise
+from tracer.interp.control import BIN_OPS, CMP_OPS, Raise, exit_condition
 from tracer.interp.values import (
-    _NOT_PLAIN,
     ABSENT,
+    NOT_PLAIN,
     Call,
     Obj,
     Unknown,
-    _same,
     is_unknown,
+    same_value,
 )
 
 
@@ -149,8 +149,8 @@ class Expressions(InterpreterCore):
                 return Unknown(self.src(node), f"depends on {key.expr}: {key.why}")
             if isinstance(base, (list, tuple)) and isinstance(key, int) and not isinstance(key, bool) and not -len(base) <= key < len(base):
                 # Indexing a known sequence out of range raises, as it would at run time.
-                raise _Raise(self.line(node), f"IndexError: {self.src(node)} with index {key} on a sequence of length {len(base)}",
-                             _exit_condition(self.s))
+                raise Raise(self.line(node), f"IndexError: {self.src(node)} with index {key} on a sequence of length {len(base)}",
+                             exit_condition(self.s))
             try:
                 return base[key]
             except (IndexError, KeyError, TypeError) as exc:
@@ -166,7 +166,7 @@ class Expressions(InterpreterCore):
             return self.unknown(node, f"TypeError: {exc}")
 
     def eval_BinaryOperation(self, node: cst.BinaryOperation) -> Any:
-        return self.apply(_BIN_OPS.get(type(node.operator)), self.eval(node.left), self.eval(node.right), node)
+        return self.apply(BIN_OPS.get(type(node.operator)), self.eval(node.left), self.eval(node.right), node)
 
     def eval_UnaryOperation(self, node: cst.UnaryOperation) -> Any:
         value = self.eval(node.expression)
@@ -246,7 +246,7 @@ class Expressions(InterpreterCore):
             except TypeError as exc:
                 return self.unknown(node, f"TypeError: {exc}")
             return found if isinstance(op, cst.In) else not found
-        fn = _CMP_OPS.get(type(op))
+        fn = CMP_OPS.get(type(op))
         value = self.apply(fn, left, right, node)
         return value
 
@@ -257,7 +257,7 @@ class Expressions(InterpreterCore):
         if test is False:
             return self.eval(node.orelse)
         body, orelse = self.eval(node.body), self.eval(node.orelse)
-        if _same(body, orelse):
+        if same_value(body, orelse):
             return body
         return Unknown(self.src(node), f"depends on {test.expr}: {test.why}")
 
@@ -409,7 +409,7 @@ class Expressions(InterpreterCore):
             receiver = self.eval(func.value)
             if isinstance(receiver, (list, dict, str, tuple, set, int, float)) and not isinstance(receiver, bool):
                 value = self.plain_method(receiver, method, args, kwargs, node)
-                if value is not _NOT_PLAIN:
+                if value is not NOT_PLAIN:
                     return value
             if not (receiver_path or "").startswith("self"):
                 # a local holding a sub-model (`holder = getattr(self, "model", self)`): its place
@@ -468,7 +468,7 @@ class Expressions(InterpreterCore):
                 return self.bounded(node, list(result) if method in ("keys", "values", "items") else result)
         except Exception as exc:  # noqa: BLE001
             return self.unknown(node, f"{type(exc).__name__}: {exc}")
-        return _NOT_PLAIN
+        return NOT_PLAIN
 
     def _all_known(self, node: cst.Call, values: list) -> Unknown | None:
         for value in values:

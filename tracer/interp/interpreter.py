@@ -23,7 +23,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 
 from tracer.interp import budget
 from tracer.interp.builtins import Builtins
-from tracer.interp.control import _Break, _Continue, _Raise, _Return, _Stop
+from tracer.interp.control import Break, Continue, Raise, Return, Stop
 from tracer.interp.expressions import Expressions
 from tracer.interp.statements import Statements
 from tracer.interp.values import Exit, Outcome, Unknown, UnknownNote
@@ -39,8 +39,8 @@ class Interpreter(Statements, Expressions, Builtins):
         own helpers are not followed)."""
         source, first_line = self.helpers[name]
         if len(source) > budget.MAX_FUNCTION_SOURCE:
-            return self.unknown(node, f"`self.{name}(...)`: {_too_long(source)}")
-        module, positions, function = _parse_function(source)
+            return self.unknown(node, f"`self.{name}(...)`: {too_long(source)}")
+        module, positions, function = parse_function(source)
         inner = Interpreter(module, positions, self.env, first_line, self.observer)
         inner.loop_depth = self.loop_depth
         inner.work, inner.steps = self.work, self.steps  # the helper spends this evaluation's budget
@@ -48,7 +48,7 @@ class Interpreter(Statements, Expressions, Builtins):
         bound = dict(zip([p for p in params if p not in ("self", "cls")], args, strict=False))
         bound.update(kwargs)
         try:
-            outcome = _run(inner, function, bound)
+            outcome = run_function(inner, function, bound)
         except ValueError as exc:
             return self.unknown(node, f"`self.{name}(...)` could not be run: {exc}")
         self.work, self.steps = inner.work, inner.steps
@@ -61,13 +61,13 @@ class Interpreter(Statements, Expressions, Builtins):
         return outcome.return_value
 
 
-def _too_long(source: str) -> str:
+def too_long(source: str) -> str:
     return (f"a function of {len(source) // 1024:,} KiB, past the interpreter's budget of "
             f"{budget.MAX_FUNCTION_SOURCE // 1024} KiB (real setters and forwards have a few)")
 
 
 @functools.lru_cache(maxsize=32)
-def _parse_function(source: str) -> tuple:
+def parse_function(source: str) -> tuple:
     """Parse one (possibly indented) function definition (memoised: explain evaluates the
     same setter once per configuration and pipeline rank; libcst trees are immutable)."""
     # Leading blank lines would shift every reported line away from ``first_line``.
@@ -119,15 +119,15 @@ def evaluate_function(
     lines.
     """
     if len(source) > budget.MAX_FUNCTION_SOURCE:
-        note = UnknownNote("<function>", first_line, _too_long(source), True)
+        note = UnknownNote("<function>", first_line, too_long(source), True)
         return Outcome(writes={}, calls=(), returned_early=None, raised=None, return_value=None, branches=(),
                        unknowns=(note,), complete=False, stopped=note)
-    module, positions, function = _parse_function(source)
+    module, positions, function = parse_function(source)
     interp = Interpreter(module, positions, env, first_line)
-    return _run(interp, function, args)
+    return run_function(interp, function, args)
 
 
-def _run(interp: Interpreter, function: cst.FunctionDef, args: Mapping[str, Any]) -> Outcome:
+def run_function(interp: Interpreter, function: cst.FunctionDef, args: Mapping[str, Any]) -> Outcome:
     returned = raised = None
     return_value = None
     complete = True
@@ -136,7 +136,7 @@ def _run(interp: Interpreter, function: cst.FunctionDef, args: Mapping[str, Any]
     try:
         _bind_params(interp, function, args)
         interp.run_block(body)
-    except _Return as ret:
+    except Return as ret:
         return_value = ret.value
         condition = ret.condition
         last = body[-1] if body else None
@@ -147,13 +147,13 @@ def _run(interp: Interpreter, function: cst.FunctionDef, args: Mapping[str, Any]
         )
         if not is_last:
             returned = Exit("return", ret.line, condition, ret.source)
-    except _Raise as exc:
+    except Raise as exc:
         raised = Exit("raise", exc.line, exc.condition, exc.source)
-    except _Stop as stop:
+    except Stop as stop:
         complete = False
         stopped = stop.note
         interp.note(stop.note.expr, stop.note.line, stop.note.why)
-    except (_Break, _Continue):
+    except (Break, Continue):
         complete = False
     return Outcome(
         writes=dict(interp.s.writes),

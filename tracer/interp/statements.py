@@ -9,25 +9,25 @@ import libcst as cst
 from tracer.interp import budget
 from tracer.interp.base import InterpreterCore
 from tracer.interp.control import (
-    _AUG_OPS,
-    _Break,
-    _contains_exit,
-    _Continue,
-    _exit_condition,
-    _Raise,
-    _Return,
-    _State,
-    _Stop,
+    AUG_OPS,
+    Break,
+    Continue,
+    Raise,
+    Return,
+    State,
+    Stop,
+    contains_exit,
+    exit_condition,
 )
 from tracer.interp.values import (
     Branch,
     Unknown,
     UnknownNote,
-    _event_key,
-    _first_unknown,
-    _same,
-    _with_condition,
+    event_key,
+    first_unknown,
     is_unknown,
+    same_value,
+    with_condition,
 )
 
 
@@ -63,8 +63,8 @@ class Statements(InterpreterCore):
             # The handlers run only if the body raises; the interpreter follows the body.
             try:
                 self.run_block(node.body)
-            except _Raise as exc:
-                raise _Stop(UnknownNote(exc.source, exc.line, "raise inside try: which handler runs is not modelled")) from None
+            except Raise as exc:
+                raise Stop(UnknownNote(exc.source, exc.line, "raise inside try: which handler runs is not modelled")) from None
             if node.orelse is not None:
                 self.run_block(node.orelse.body)
             if node.finalbody is not None:
@@ -72,7 +72,7 @@ class Statements(InterpreterCore):
         elif isinstance(node, (cst.FunctionDef, cst.ClassDef)):
             self.s.locals[node.name.value] = Unknown(node.name.value, "a nested definition")
         else:
-            raise _Stop(UnknownNote(self.src(node)[:80], self.line(node), f"statement {type(node).__name__} is not modelled", True))
+            raise Stop(UnknownNote(self.src(node)[:80], self.line(node), f"statement {type(node).__name__} is not modelled", True))
 
     def run_small(self, node: cst.BaseSmallStatement) -> None:
         if isinstance(node, cst.Assign):
@@ -85,27 +85,27 @@ class Statements(InterpreterCore):
         elif isinstance(node, cst.AugAssign):
             current = self.eval(node.target)
             value = self.eval(node.value)
-            fn = _AUG_OPS.get(type(node.operator))
+            fn = AUG_OPS.get(type(node.operator))
             self.assign(node.target, self.apply(fn, current, value, node))
         elif isinstance(node, cst.Expr):
             self.eval(node.value)
         elif isinstance(node, cst.Return):
             value = self.eval(node.value) if node.value is not None else None
-            raise _Return(value, self.line(node), self.src(node), _exit_condition(self.s))
+            raise Return(value, self.line(node), self.src(node), exit_condition(self.s))
         elif isinstance(node, cst.Raise):
-            raise _Raise(self.line(node), self.src(node), _exit_condition(self.s))
+            raise Raise(self.line(node), self.src(node), exit_condition(self.s))
         elif isinstance(node, cst.Assert):
             test = self.truth(self.eval(node.test))
             if test is False:
-                raise _Raise(self.line(node), self.src(node), _exit_condition(self.s))
+                raise Raise(self.line(node), self.src(node), exit_condition(self.s))
             if is_unknown(test):
                 self.note(self.src(node.test), self.line(node), "assert condition could not be evaluated; assumed to hold")
         elif isinstance(node, cst.Pass):
             pass
         elif isinstance(node, cst.Break):
-            raise _Break()
+            raise Break()
         elif isinstance(node, cst.Continue):
-            raise _Continue()
+            raise Continue()
         elif isinstance(node, (cst.Import, cst.ImportFrom)):
             names = node.names if not isinstance(node.names, cst.ImportStar) else []
             for alias in names:
@@ -115,7 +115,7 @@ class Statements(InterpreterCore):
         elif isinstance(node, (cst.Global, cst.Nonlocal, cst.Del)):
             pass
         else:
-            raise _Stop(UnknownNote(self.src(node)[:80], self.line(node), f"statement {type(node).__name__} is not modelled", True))
+            raise Stop(UnknownNote(self.src(node)[:80], self.line(node), f"statement {type(node).__name__} is not modelled", True))
 
     def assign(self, target: cst.BaseExpression, value: Any) -> None:
         if isinstance(target, cst.Name):
@@ -154,7 +154,7 @@ class Statements(InterpreterCore):
         if path is None or self.root_is_local(target):
             self.note(self.src(target), self.line(target), "assignment target could not be resolved")
             return
-        unknown = _first_unknown(value)
+        unknown = first_unknown(value)
         if unknown is not None:
             self.note(unknown.expr, self.line(target), f"value written to {path}: {unknown.why}")
         self.s.writes[path] = value
@@ -192,8 +192,8 @@ class Statements(InterpreterCore):
             return
         # Undecidable: follow both sides when neither leaves the function, then merge.
         self.s.branches.append(Branch(line, condition, "unknown", test))
-        body_exits = _contains_exit(node.body)
-        else_exits = node.orelse is not None and _contains_exit(node.orelse)
+        body_exits = contains_exit(node.body)
+        else_exits = node.orelse is not None and contains_exit(node.orelse)
         if self.observer is not None and self.observer.loops_run == 0 and body_exits != else_exits:
             # A forward that raises or returns before its decoder loop captures nothing
             # at all; what is captured is decided on the path that reaches the loop.
@@ -210,7 +210,7 @@ class Statements(InterpreterCore):
                 self.s.forks.pop()
             return
         if body_exits or else_exits:
-            raise _Stop(UnknownNote(condition, line, f"cannot decide `{condition}` ({test.why}) and one side leaves the function", True))
+            raise Stop(UnknownNote(condition, line, f"cannot decide `{condition}` ({test.why}) and one side leaves the function", True))
         self.note(condition, line, f"branch condition could not be evaluated: {test.why}")
         base = self.s
         sides = []
@@ -228,14 +228,14 @@ class Statements(InterpreterCore):
             sides.append(self.s)
         self.s = self.merge(base, sides[0], sides[1], condition, line)
 
-    def merge(self, base: _State, a: _State, b: _State, condition: str, line: int) -> _State:
+    def merge(self, base: State, a: State, b: State, condition: str, line: int) -> State:
         merged = base.fork()
         why = f"depends on `{condition}` (line {line}), which could not be evaluated"
         for attr in ("locals", "writes"):
             left, right = getattr(a, attr), getattr(b, attr)
             out = {}
             for key in list(left) + [k for k in right if k not in left]:
-                if key in left and key in right and _same(left[key], right[key]):
+                if key in left and key in right and same_value(left[key], right[key]):
                     out[key] = left[key]
                 else:
                     out[key] = Unknown(key, why, key if attr == "writes" else None)
@@ -246,17 +246,17 @@ class Statements(InterpreterCore):
         for attr in ("calls", "events", "branches", "visited"):
             start = len(getattr(base, attr))
             left, right = getattr(a, attr)[start:], getattr(b, attr)[start:]
-            key = _event_key if attr == "events" else (lambda item: item)
+            key = event_key if attr == "events" else (lambda item: item)
             left_keys, right_keys = [key(i) for i in left], [key(i) for i in right]
             combined = list(getattr(base, attr))
             for item in left:
                 if key(item) in right_keys or attr in ("branches", "visited"):
                     combined.append(item)
                 else:
-                    combined.append(_with_condition(item, condition))
+                    combined.append(with_condition(item, condition))
             for item in right:
                 if key(item) not in left_keys:
-                    combined.append(item if attr in ("branches", "visited") else _with_condition(item, condition))
+                    combined.append(item if attr in ("branches", "visited") else with_condition(item, condition))
             setattr(merged, attr, combined)
         return merged
 
@@ -280,8 +280,8 @@ class Statements(InterpreterCore):
             if is_capture_loop:
                 self.observer.loops_unknown += 1
             self.note(self.src(node.iter), line, f"loop range could not be evaluated: {items.why}", True)
-            if _contains_exit(node.body):
-                raise _Stop(UnknownNote(self.src(node.iter), line, "loop over an unknown range contains a return/raise"))
+            if contains_exit(node.body):
+                raise Stop(UnknownNote(self.src(node.iter), line, "loop over an unknown range contains a return/raise"))
             return
         self.loop_depth += 1
         if is_capture_loop:
@@ -296,9 +296,9 @@ class Statements(InterpreterCore):
                     self.observer.visit_stack.append(first)
                 try:
                     self.run_block(node.body)
-                except _Continue:
+                except Continue:
                     continue
-                except _Break:
+                except Break:
                     break
                 finally:
                     if is_capture_loop:
@@ -319,12 +319,12 @@ class Statements(InterpreterCore):
             if test is False:
                 return
             if is_unknown(test):
-                raise _Stop(UnknownNote(self.src(node.test), self.line(node), f"while condition could not be evaluated: {test.why}"))
+                raise Stop(UnknownNote(self.src(node.test), self.line(node), f"while condition could not be evaluated: {test.why}"))
             try:
                 self.run_block(node.body)
-            except _Continue:
+            except Continue:
                 continue
-            except _Break:
+            except Break:
                 return
-        raise _Stop(UnknownNote(self.src(node.test), self.line(node), "while loop did not end"))
+        raise Stop(UnknownNote(self.src(node.test), self.line(node), "while loop did not end"))
 

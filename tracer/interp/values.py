@@ -169,10 +169,10 @@ class CaptureResult:
 
 
 
-_NOT_PLAIN = object()
+NOT_PLAIN = object()
 
 
-def _first_unknown(value: Any) -> Unknown | None:
+def first_unknown(value: Any) -> Unknown | None:
     """The first Unknown in a value or inside a list/tuple/dict it holds."""
     if is_unknown(value):
         return value
@@ -183,29 +183,29 @@ def _first_unknown(value: Any) -> Unknown | None:
     else:
         return None
     for item in items:
-        found = _first_unknown(item)
+        found = first_unknown(item)
         if found is not None:
             return found
     return None
 
 
 def contains_unknown(value: Any) -> bool:
-    return _first_unknown(value) is not None
+    return first_unknown(value) is not None
 
 
-def _same(a: Any, b: Any) -> bool:
+def same_value(a: Any, b: Any) -> bool:
     try:
         return type(a) is type(b) and a == b
     except Exception:  # noqa: BLE001
         return False
 
 
-def _event_key(event: CaptureEvent) -> tuple:
+def event_key(event: CaptureEvent) -> tuple:
     # The same index captured on both sides of an undecidable branch is captured either way.
     return (event.index, event.in_loop)
 
 
-def _with_condition(item: Any, condition: str) -> Any:
+def with_condition(item: Any, condition: str) -> Any:
     if isinstance(item, (Call, CaptureEvent)) and item.condition is None:
         return type(item)(**{**item.__dict__, "condition": condition})
     return item

@@ -11,17 +11,17 @@ import tempfile
 from pathlib import Path
 
 from tracer.lint.fingerprint import add_fingerprints
-from tracer.lint.git import _SAFE_GIT, _export, _names, git
+from tracer.lint.git import SAFE_GIT, export_tree, git, tree_names
 from tracer.lint.records import (
     MAX_RECORD_BYTES,
     RECORD_VERSION,
     NeedFullScan,
     Options,
-    _empty_record,
-    _model_files,
+    empty_record,
     in_scope,
     lint_cache_dir,
     mentions_word,
+    model_files,
     read_paths,
     scan_with_dependencies,
 )
@@ -47,8 +47,8 @@ def base_record(root: Path, commit: str, prefix: str, options: Options, progress
         progress(f"tracer lint: scanning the base revision {commit[:10]} once (kept in the cache for later runs)")
     tmp = Path(tempfile.mkdtemp(prefix="tracer-base-"))
     try:
-        exported = _export(root, commit, prefix, tmp)
-        record = scan_with_dependencies(tmp, options) if exported else _empty_record()
+        exported = export_tree(root, commit, prefix, tmp)
+        record = scan_with_dependencies(tmp, options) if exported else empty_record()
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     record["commit"] = commit
@@ -90,19 +90,19 @@ def _derive_from_parent(root: Path, commit: str, prefix: str, options: Options, 
     if parent_record.get("version") != RECORD_VERSION or not parent_record.get("files"):
         return None
     under = prefix + "/"
-    changed = sorted(p for p in _names(git(root, "diff", "--name-only", "--no-renames", "-z", parent, commit))
+    changed = sorted(p for p in tree_names(git(root, "diff", "--name-only", "--no-renames", "-z", parent, commit))
                      if p.startswith(under))
     if len(changed) > MAX_DERIVED_CHANGES:
         return None
-    differ = {p for p in _names(git(root, "diff", "--name-only", "--no-renames", "-z", commit))
-              | _names(git(root, "ls-files", "--others", "--exclude-standard", "-z")) if p.startswith(under)}
+    differ = {p for p in tree_names(git(root, "diff", "--name-only", "--no-renames", "-z", commit))
+              | tree_names(git(root, "ls-files", "--others", "--exclude-standard", "-z")) if p.startswith(under)}
     tmp = Path(tempfile.mkdtemp(prefix="tracer-view-"))
     try:
         view: dict[str, str | None] = {}
         for path in sorted(set(changed) | differ):
             if not path.endswith(".py"):
                 continue
-            blob = subprocess.run(["git", *_SAFE_GIT, "cat-file", "blob", f"{commit}:{path}"], cwd=root,
+            blob = subprocess.run(["git", *SAFE_GIT, "cat-file", "blob", f"{commit}:{path}"], cwd=root,
                                   capture_output=True)
             if blob.returncode != 0:
                 view[path] = None
@@ -168,7 +168,7 @@ def _merge_record(root: Path, parent: dict, head: dict, keep: dict, changed: lis
         registered_by.setdefault(entry, set()).update(paths)
     for model in head["models"]:
         key = f"{model['protocol']}|{model['entry']}"
-        files = set(_model_files(project, resolver, model)) | registered_by.get(model["entry"], set())
+        files = set(model_files(project, resolver, model)) | registered_by.get(model["entry"], set())
         deps[key] = sorted(files | set(read_paths(project, keep.get("reads", {}).get(key, ()))))
     module_of = {f.path: f.module for f in project.files}
     mentions = {}

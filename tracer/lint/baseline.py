@@ -41,7 +41,7 @@ def read_baseline(root: Path, config: LintConfig) -> bytes:
         raise UsageError(f"cannot read the baseline: {exc}") from None
 
 
-def _baseline_keys(data: bytes) -> list[Identity]:
+def baseline_identities(data: bytes) -> list[Identity]:
     """The accepted findings' identities (a baseline of version 1 has no anchors: those match
     on the fingerprint alone)."""
     if not data:

@@ -16,7 +16,7 @@ from tracer.model.errors import UsageError
 
 # A checkout's own .git/config can name commands git runs on its own (an
 # fsmonitor hook, an external diff, a pager, filter drivers): never from tracer.
-_SAFE_GIT = ("-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null", "-c", "diff.external=",
+SAFE_GIT = ("-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null", "-c", "diff.external=",
              "-c", "core.pager=cat", "-c", "core.sshCommand=false", "--no-pager")
 _FILTERS_OFF: dict[str, tuple[str, ...]] = {}
 
@@ -27,7 +27,7 @@ def _filters_off(root: Path) -> tuple[str, ...]:
     configuration runs nothing)."""
     key = str(root)
     if key not in _FILTERS_OFF:
-        listed = subprocess.run(["git", *_SAFE_GIT, "config", "--null", "--get-regexp", r"^filter\."], cwd=root,
+        listed = subprocess.run(["git", *SAFE_GIT, "config", "--null", "--get-regexp", r"^filter\."], cwd=root,
                                 capture_output=True)
         names = set()
         for item in listed.stdout.decode("utf-8", errors="replace").split("\0"):
@@ -43,7 +43,7 @@ def _filters_off(root: Path) -> tuple[str, ...]:
 
 
 def git(root: Path, *args: str, binary: bool = False):
-    result = subprocess.run(["git", *_SAFE_GIT, *_filters_off(root), *args], cwd=root, capture_output=True)
+    result = subprocess.run(["git", *SAFE_GIT, *_filters_off(root), *args], cwd=root, capture_output=True)
     if result.returncode != 0:
         raise UsageError(f"git {' '.join(args)}: {result.stderr.decode(errors='replace').strip()}")
     return result.stdout if binary else result.stdout.decode("utf-8", errors="replace")
@@ -51,7 +51,7 @@ def git(root: Path, *args: str, binary: bool = False):
 
 def repo_root(start: str | Path = ".") -> Path:
     try:
-        top = subprocess.run(["git", *_SAFE_GIT, "rev-parse", "--show-toplevel"], cwd=start, capture_output=True, text=True)
+        top = subprocess.run(["git", *SAFE_GIT, "rev-parse", "--show-toplevel"], cwd=start, capture_output=True, text=True)
     except FileNotFoundError:
         raise UsageError("tracer lint needs git on PATH") from None
     if top.returncode != 0:
@@ -67,23 +67,23 @@ def changed_files(root: Path, base_ref: str | None) -> tuple[str, list[str]]:
         except UsageError as exc:
             raise UsageError(f"{exc} (is {base_ref!r} fetched? a shallow CI clone needs the base history, "
                              "e.g. actions/checkout with fetch-depth: 0)") from None
-        names = _names(git(root, "diff", "--name-only", "--no-renames", "-z", f"{base_ref}...HEAD"))
+        names = tree_names(git(root, "diff", "--name-only", "--no-renames", "-z", f"{base_ref}...HEAD"))
     else:
         try:
             base = git(root, "rev-parse", "--verify", "HEAD").strip()
         except UsageError:
             raise UsageError("the repository has no commit yet: nothing to compare against") from None
         names = set()
-    names |= _names(git(root, "diff", "--name-only", "--no-renames", "-z", "HEAD"))
-    names |= _names(git(root, "ls-files", "--others", "--exclude-standard", "-z"))
+    names |= tree_names(git(root, "diff", "--name-only", "--no-renames", "-z", "HEAD"))
+    names |= tree_names(git(root, "ls-files", "--others", "--exclude-standard", "-z"))
     return base, sorted(names)
 
 
-def _names(output: str) -> set[str]:
+def tree_names(output: str) -> set[str]:
     return {n for n in output.split("\0") if n}
 
 
-def _export(root: Path, commit: str, prefix: str, target: Path) -> bool:
+def export_tree(root: Path, commit: str, prefix: str, target: Path) -> bool:
     """The package folder (and pyproject files, for the version) at ``commit`` into ``target``."""
     paths = [prefix] + [p for p in ("pyproject.toml", "python/pyproject.toml")
                         if git(root, "ls-tree", "--name-only", commit, "--", p).strip()]

@@ -40,7 +40,7 @@ from tracer.checks import finding as make_finding
 from tracer.config.settings import LintConfig, is_excluded
 from tracer.index.source import read_regular_bytes
 from tracer.lint.base import base_record
-from tracer.lint.baseline import _baseline_keys, read_baseline
+from tracer.lint.baseline import baseline_identities, read_baseline
 from tracer.lint.fingerprint import add_fingerprints, identities, match, message_likeness
 from tracer.lint.gate import blob_at
 from tracer.lint.git import ChangedLines, changed_files, refuse_submodules, repo_root
@@ -144,7 +144,7 @@ def compare(root: Path, record: dict, head: dict, touched: list[str], config: Li
     pairs, base_left, head_left = match(base_items, head_items, message_likeness)
     unchanged = sum(1 for _, (_, hidden) in pairs if not hidden)
     fresh_items = [(ident, f) for ident, (f, hidden) in head_left if not hidden]
-    accepted = [(ident, None) for ident in _baseline_keys(baseline_bytes)]
+    accepted = [(ident, None) for ident in baseline_identities(baseline_bytes)]
     in_baseline = {id(ident) for _, (ident, _) in match(accepted, [(i, (i, f)) for i, f in fresh_items])[0]}
 
     new: list[dict[str, Any]] = []

@@ -84,7 +84,7 @@ def package_prefix(root: Path, options: Options) -> str:
     return os.path.relpath(layout.base / layout.package, layout.scan_root).replace(os.sep, "/")
 
 
-def _empty_record() -> dict:
+def empty_record() -> dict:
     return {"version": RECORD_VERSION, "scan": {"findings": [], "models": [], "call_sites": [], "protocols": []},
             "deps": {}, "registered_by": {}, "files": [], "entry_modules": []}
 
@@ -98,7 +98,7 @@ def scan_with_dependencies(path: Path, options: Options) -> dict:
     deps = {}
     for model in data["models"]:
         key = f"{model['protocol']}|{model['entry']}"
-        files = set(_model_files(project, resolver, model)) | set(read_paths(project, context.reads.get(key, ())))
+        files = set(model_files(project, resolver, model)) | set(read_paths(project, context.reads.get(key, ())))
         files.update(registered.get(model["entry"], ()))
         deps[key] = sorted(files)
     apply_to_json(data, path, _traced_paths(data))
@@ -154,7 +154,7 @@ def read_paths(project: Project, modules: Sequence[str]) -> list[str]:
     return [project.by_module[m].path for m in modules if m in project.by_module]
 
 
-def _model_files(project, resolver, model: dict):
+def model_files(project, resolver, model: dict):
     yield model["file"]
     classes = [split_qualname(project, model["entry"])]
     for hop in model["chain"]:

@@ -16,7 +16,7 @@ Layout of DIR::
 
 Templates are plain ``string.Template`` files under ``reports/`` (package
 ``tracer._reports``): the pages are a handful of tables built in Python with
-every value escaped in one place (``_e``), which a template language would
+every value escaped in one place (``escape_html``), which a template language would
 not make shorter, and it keeps Jinja2 out of the dependencies.
 """
 
@@ -38,7 +38,7 @@ from tracer.present import callgraph_view
 from tracer.present import render as rendering
 from tracer.present.files import write_text_file
 from tracer.present.graphs import findings_of, page_name, protocol_graph
-from tracer.present.report_pages import Excerpts, _e, anchor, chain_name, index_main, model_main
+from tracer.present.report_pages import Excerpts, anchor, chain_name, escape_html, index_main, model_main
 from tracer.present.report_source import FOLDER, SourceLinks, source_page, write_sources
 from tracer.present.text import TextOptions, shown_findings
 from tracer.safeio.write import Unwritable, make_folder
@@ -67,8 +67,8 @@ class _Pages:
 
     def page(self, title: str, main: str, crumbs: str, assets: str, body_class: str) -> str:
         return self.template.substitute(
-            title=_e(title), main=main, crumbs=crumbs, assets=assets,
-            body_class=body_class, tool_version=_e(self.tool_version),
+            title=escape_html(title), main=main, crumbs=crumbs, assets=assets,
+            body_class=body_class, tool_version=escape_html(self.tool_version),
         )
 
 
@@ -162,7 +162,7 @@ def build_report(scan: ScanResult, out_dir: Path, source_root: Path | None = Non
             else:
                 dot = rendering.protocol_graph_dot(protocol_graph(scan, "models/{page}"))
                 caption = ("The whole protocol subgraph (every traced chain and the runner call sites), "
-                           "clustered by module" + (f" ({_e(call_graph_note)})" if call_graph_note else ""))
+                           "clustered by module" + (f" ({escape_html(call_graph_note)})" if call_graph_note else ""))
             callgraph.update(rendering.render(dot, "svg" if graphviz else "dot",
                                               out_dir / ("callgraph.svg" if graphviz else "callgraph.dot")))
             callgraph["caption"] = caption
@@ -200,7 +200,7 @@ def build_report(scan: ScanResult, out_dir: Path, source_root: Path | None = Non
     for file, source_main in source_pages.items():
         name = file.rsplit("/", 1)[-1]
         written.append(write_text_file(out_dir / source_page(file), pages.page(
-            f"{name} — tracer", source_main, f"{_e(framework_title)} › {index_crumb} › {_e(file)}", "../", "source")))
+            f"{name} — tracer", source_main, f"{escape_html(framework_title)} › {index_crumb} › {escape_html(file)}", "../", "source")))
     links = SourceLinks(source_pages)
     for entry, models in entries.items():
         main = model_main(
@@ -209,13 +209,13 @@ def build_report(scan: ScanResult, out_dir: Path, source_root: Path | None = Non
             pictures, sources, graphviz, lambda file, line: links.where(file, line, "../"),
         )
         name = entry.rsplit(".", 1)[-1]
-        text = pages.page(f"{name} — tracer", main, f"{_e(framework_title)} › {index_crumb} › {_e(name)}", "../", "model")
+        text = pages.page(f"{name} — tracer", main, f"{escape_html(framework_title)} › {index_crumb} › {escape_html(name)}", "../", "model")
         written.append(write_text_file(out_dir / "models" / page_name(entry), text, out_dir))
 
     worker.join()
     main = index_main(scan, entries, protocols, findings, by_model, graphviz, callgraph, links.where)
     index_file = write_text_file(out_dir / "index.html",
-                                 pages.page(f"tracer report — {framework_title}", main, _e(framework_title), "", "index"),
+                                 pages.page(f"tracer report — {framework_title}", main, escape_html(framework_title), "", "index"),
                                  out_dir)
     written.append(index_file)
     for kind in ("picture", "dot"):

@@ -1,5 +1,5 @@
 """The fragments of the HTML report's pages, from the typed results; every value
-is escaped in one place (``_e``)."""
+is escaped in one place (``escape_html``)."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ EXCERPT_CONTEXT = 3
 MAX_SOURCE_BYTES = 4_000_000
 
 
-def _e(value: object) -> str:
+def escape_html(value: object) -> str:
     return html.escape("" if value is None else str(value), quote=True)
 
 
@@ -58,7 +58,7 @@ class Excerpts:
         rows = []
         for number in range(first, last + 1):
             css = ' class="hit"' if number == line else ""
-            rows.append(f"<span{css}><i>{number}</i>{_e(lines[number - 1])}</span>")
+            rows.append(f"<span{css}><i>{number}</i>{escape_html(lines[number - 1])}</span>")
         return '<pre class="excerpt">' + "".join(rows) + "</pre>"
 
 
@@ -68,7 +68,7 @@ class Excerpts:
 
 def _where(file: str | None, line: int | None) -> str:
     """file:line, allowed to break after each slash (long paths in narrow columns)."""
-    return _e(location(file, line)).replace("/", "/<wbr>")
+    return escape_html(location(file, line)).replace("/", "/<wbr>")
 
 
 Where = Callable[[str | None, int | None], str]  # file:line as HTML (a link to the source line, when there is one)
@@ -88,7 +88,7 @@ LEGEND = (
 
 
 def legend() -> str:
-    items = "".join(f'<li><span class="badge {css}">{_e(word)}</span> {_e(text)}</li>' for css, word, text in LEGEND)
+    items = "".join(f'<li><span class="badge {css}">{escape_html(word)}</span> {escape_html(text)}</li>' for css, word, text in LEGEND)
     return ('<details class="legend" open><summary>What the badges mean</summary><ul>' + items
             + '<li><span class="tag">draft head</span> an EAGLE/NextN/MTP head registered as an entry class: the runner '
               "never calls the setter on it, so its findings are informational</li>"
@@ -97,12 +97,12 @@ def legend() -> str:
 
 def _badge(verdict: str | None, text: str | None = None) -> str:
     verdict = verdict or "unknown"
-    return f'<span class="badge v-{_e(verdict)}">{_e(text or verdict)}</span>'
+    return f'<span class="badge v-{escape_html(verdict)}">{escape_html(text or verdict)}</span>'
 
 
 def _severity(severity: str | None) -> str:
     severity = severity or "error"
-    return f'<span class="badge s-{_e(severity)}">{_e(severity)}</span>'
+    return f'<span class="badge s-{escape_html(severity)}">{escape_html(severity)}</span>'
 
 
 def _yes_no(value: bool | None, yes: str = "yes", no: str = "no") -> str:
@@ -127,12 +127,12 @@ def _call_sites_table(sites: Sequence[CallSite], with_protocol: bool = True, whe
         late = site.before_graph_capture is False
         rows.append(
             f'<tr class="{"bad" if late or site.passes_ids is False else ""}">'
-            f'<td>{_e("" if site.order is None else site.order)}</td>'
+            f'<td>{escape_html("" if site.order is None else site.order)}</td>'
             f'<td>{_qualname_cell(site.caller)}</td>'
             f'<td class="where">{where(site.file, site.line)}</td>'
             f'<td>{_yes_no(site.passes_ids)}</td>'
             f'<td>{_yes_no(site.before_graph_capture, "before", "after")}</td>'
-            + (f'<td class="muted">{_e(site.protocol)}</td>' if with_protocol else "") + "</tr>"
+            + (f'<td class="muted">{escape_html(site.protocol)}</td>' if with_protocol else "") + "</tr>"
         )
     return (
         '<div class="tablebox"><table><thead><tr><th>order</th><th>caller</th><th>where</th>'
@@ -152,9 +152,9 @@ def index_main(scan: ScanResult, entries: Mapping[str, Mapping[str, ModelResult]
     framework = scan.framework
     title = f"{framework.name or 'framework'} {framework.version}".strip()
     parts = [
-        f"<h1>Capture chains of {_e(title)} <small>{len(entries)} entry classes</small></h1>",
-        f'<p class="sub">package <code>{_e(framework.package_root)}</code>'
-        f' · protocols {" ".join(f"<span class=tag>{_e(p)}</span>" for p in protocols)}</p>',
+        f"<h1>Capture chains of {escape_html(title)} <small>{len(entries)} entry classes</small></h1>",
+        f'<p class="sub">package <code>{escape_html(framework.package_root)}</code>'
+        f' · protocols {" ".join(f"<span class=tag>{escape_html(p)}</span>" for p in protocols)}</p>',
     ]
     picture = "callgraph.svg" if callgraph.get("picture") else "callgraph.dot"
     parts.append(
@@ -162,7 +162,7 @@ def index_main(scan: ScanResult, entries: Mapping[str, Mapping[str, ModelResult]
         f' · <a href="#findings">findings</a> · <a href="#callgraph">call graph</a> (<a href="{picture}">{picture}</a>)</p>'
     )
     if not graphviz:
-        parts.append(f'<div class="notice">{_e(NO_GRAPHVIZ)}</div>')
+        parts.append(f'<div class="notice">{escape_html(NO_GRAPHVIZ)}</div>')
     parts.append(legend())
 
     # counts by verdict, per protocol
@@ -172,29 +172,29 @@ def index_main(scan: ScanResult, entries: Mapping[str, Mapping[str, ModelResult]
             models[protocol].verdict for models in entries.values() if protocol in models
         )
         buttons = "".join(
-            f'<button type="button" class="count v-{v}" data-verdict="{v}" data-protocol="{_e(protocol)}" '
-            f'title="show the {v} entry classes of {_e(protocol)}"><b>{counter.get(v, 0)}</b><span>{v}</span></button>'
+            f'<button type="button" class="count v-{v}" data-verdict="{v}" data-protocol="{escape_html(protocol)}" '
+            f'title="show the {v} entry classes of {escape_html(protocol)}"><b>{counter.get(v, 0)}</b><span>{v}</span></button>'
             for v in VERDICTS
         )
         said = protocol_summary(scan, protocol)  # the line `tracer scan` prints for this protocol
-        cards.append(f'<div class="card"><h3>{_e(protocol)} <span class="muted">entry classes by verdict</span></h3>'
-                     f'<div class="counts">{buttons}</div><p class="muted small">{_e(said)}</p></div>')
+        cards.append(f'<div class="card"><h3>{escape_html(protocol)} <span class="muted">entry classes by verdict</span></h3>'
+                     f'<div class="counts">{buttons}</div><p class="muted small">{escape_html(said)}</p></div>')
     slug_counts = Counter((f.slug, f.severity) for f in findings)
     if slug_counts:
         chips = "".join(
-            f'<button type="button" class="slug" data-slug="{_e(slug)}" title="show entry classes with {_e(slug)}">'
-            f'{_severity(severity)}<span>{_e(slug)}</span> <b>{count}</b></button>'
+            f'<button type="button" class="slug" data-slug="{escape_html(slug)}" title="show entry classes with {escape_html(slug)}">'
+            f'{_severity(severity)}<span>{escape_html(slug)}</span> <b>{count}</b></button>'
             for (slug, severity), count in sorted(slug_counts.items(), key=lambda i: (SEVERITY_RANK.get(i[0][1], 9), -i[1], i[0][0]))
         )
     else:
         chips = '<span class="muted">no findings</span>'
     cards.append(f'<div class="card"><h3>findings <span class="muted">by slug, all protocols</span></h3>'
-                 f'<div class="slugs">{chips}</div><p class="muted small">{_e(findings_count(findings))}: one per place '
+                 f'<div class="slugs">{chips}</div><p class="muted small">{escape_html(findings_count(findings))}: one per place '
                  'and message, as <code>tracer scan</code> counts them</p></div>')
     parts.append('<div class="cards">' + "".join(cards) + "</div>")
 
     # the matrix
-    options = "".join(f'<option value="{_e(p)}">{_e(p)}</option>' for p in protocols)
+    options = "".join(f'<option value="{escape_html(p)}">{escape_html(p)}</option>' for p in protocols)
     verdict_options = "".join(f'<option value="{v}">{v}</option>' for v in VERDICTS)
     parts.append(
         '<h2 id="matrix-title">Support matrix</h2>'
@@ -203,7 +203,7 @@ def index_main(scan: ScanResult, entries: Mapping[str, Mapping[str, ModelResult]
         f'<select id="filter-verdict" aria-label="verdict"><option value="">any verdict</option>{verdict_options}</select>'
         '<button type="button" id="filter-reset">reset</button><span class="shown" id="shown"></span></div>'
     )
-    head = "".join(f'<th class="sortable v">{_e(p)}</th>' for p in protocols)
+    head = "".join(f'<th class="sortable v">{escape_html(p)}</th>' for p in protocols)
     rows = []
     for entry, models in sorted(entries.items(), key=lambda item: (_trouble(item[1]), item[0].rpartition(".")[2])):
         module, _, name = entry.rpartition(".")
@@ -228,19 +228,19 @@ def index_main(scan: ScanResult, entries: Mapping[str, Mapping[str, ModelResult]
             tip = model.reason or verdict
             if model.graph_capture in GRAPH_WORDS:  # what replayed CUDA graphs capture (the runner's answer)
                 tip += f"; {GRAPH_WORDS[model.graph_capture or '']}: {model.graph_capture_site}"
-                extra += f' <span class="gc">graphs: {_e(model.graph_capture)}</span>'
+                extra += f' <span class="gc">graphs: {escape_html(model.graph_capture)}</span>'
             cells.append(
-                f'<td class="v" data-sort="{VERDICT_RANK.get(verdict, 9)}"><a class="v-{_e(verdict)}" '
-                f'href="{_e(page)}#{_e(anchor(protocol))}" title="{_e(tip)}">{_e(verdict)}{extra}</a></td>'
+                f'<td class="v" data-sort="{VERDICT_RANK.get(verdict, 9)}"><a class="v-{escape_html(verdict)}" '
+                f'href="{escape_html(page)}#{escape_html(anchor(protocol))}" title="{escape_html(tip)}">{escape_html(verdict)}{extra}</a></td>'
             )
         search = f"{entry} {' '.join(sorted(s for s in slugs if s))}".lower()
         draft = ' <span class="tag">draft head</span>' if any(m.draft for m in models.values()) else ""
         rows.append(
-            f'<tr data-entry="{_e(entry)}" data-verdicts="{_e(" ".join(verdicts))}" '
-            f'data-slugs="{_e(" ".join(sorted(s for s in slugs if s)))}" data-search="{_e(search)}">'
-            f'<td class="entry" data-sort="{_e(name.lower())}"><a href="{_e(page)}" title="{_e(entry)}">{_e(name)}</a>'
+            f'<tr data-entry="{escape_html(entry)}" data-verdicts="{escape_html(" ".join(verdicts))}" '
+            f'data-slugs="{escape_html(" ".join(sorted(s for s in slugs if s)))}" data-search="{escape_html(search)}">'
+            f'<td class="entry" data-sort="{escape_html(name.lower())}"><a href="{escape_html(page)}" title="{escape_html(entry)}">{escape_html(name)}</a>'
             f'{draft}</td>'
-            f'<td class="module">{_e(module).replace(".", ".<wbr>")}</td>{"".join(cells)}<td class="nf">{count or ""}</td></tr>'
+            f'<td class="module">{escape_html(module).replace(".", ".<wbr>")}</td>{"".join(cells)}<td class="nf">{count or ""}</td></tr>'
         )
     parts.append(
         '<div class="tablebox"><table class="matrix" id="matrix"><thead><tr>'
@@ -251,7 +251,7 @@ def index_main(scan: ScanResult, entries: Mapping[str, Mapping[str, ModelResult]
 
     # runner call sites, findings, call graph, input errors
     parts.append("<h2 id=\"call-sites\">Runner call sites</h2>" + _call_sites_table(scan.call_sites, where=where))
-    parts.append(f"<h2 id=\"findings\">Findings <small class=muted>{_e(findings_count(findings))}, all protocols</small></h2>"
+    parts.append(f"<h2 id=\"findings\">Findings <small class=muted>{escape_html(findings_count(findings))}, all protocols</small></h2>"
                  + _findings_table(findings, where))
     picture = (
         '<a href="callgraph.svg">callgraph.svg</a> · ' if callgraph.get("picture") else ""
@@ -261,12 +261,12 @@ def index_main(scan: ScanResult, entries: Mapping[str, Mapping[str, ModelResult]
         + str(callgraph.get("caption") or "The whole protocol subgraph (every traced chain and the runner call sites), "
               "clustered by module")
         + f': {picture}<a href="callgraph.dot">callgraph.dot</a>.'
-        f' {_e(callgraph.get("message") or "")}</p>'
+        f' {escape_html(callgraph.get("message") or "")}</p>'
     )
     errors = scan.input_errors
     if errors:
         items = "".join(
-            f'<tr><td class="where">{where(e.path, e.line)}</td><td>{_e(e.reason)}</td></tr>'
+            f'<tr><td class="where">{where(e.path, e.line)}</td><td>{escape_html(e.reason)}</td></tr>'
             for e in errors
         )
         parts.append(
@@ -293,7 +293,7 @@ def _findings_table(findings: Sequence[Finding], where: Where = _where) -> str:
     text = _findings_rows(loud, where) if loud else '<p class="muted">No error or warning.</p>'
     if quiet:
         slugs = ", ".join(sorted({f.slug for f in quiet}))
-        text += f"<details><summary>{len(quiet)} info finding(s) ({_e(slugs)})</summary>{_findings_rows(quiet, where)}</details>"
+        text += f"<details><summary>{len(quiet)} info finding(s) ({escape_html(slugs)})</summary>{_findings_rows(quiet, where)}</details>"
     return text
 
 
@@ -302,7 +302,7 @@ def _findings_rows(findings: Sequence[Finding], where: Where = _where) -> str:
     for f in sorted(findings, key=lambda f: (SEVERITY_RANK.get(f.severity, 9), f.slug, f.entry or "")):
         entries = finding_entries(f)
         links = [
-            f'<a href="models/{_e(page_name(entry))}#{_e(anchor(f.protocol.split(", ")[0]))}">{_e(entry.rsplit(".", 1)[-1])}</a>'
+            f'<a href="models/{escape_html(page_name(entry))}#{escape_html(anchor(f.protocol.split(", ")[0]))}">{escape_html(entry.rsplit(".", 1)[-1])}</a>'
             for entry in entries
         ]
         if not links:
@@ -313,8 +313,8 @@ def _findings_rows(findings: Sequence[Finding], where: Where = _where) -> str:
             who = "<br>".join(links[:2]) + f'<details class="more"><summary>{len(links) - 2} more</summary>{"<br>".join(links[2:])}</details>'
 
         rows.append(
-            f'<tr><td>{_severity(f.severity)}</td><td><code>{_e(f.slug)}</code></td><td>{_e(f.protocol)}</td><td>{who}</td>'
-            f'<td class="where">{where(f.file, f.line)}</td><td class="msg">{_e(f.message)}</td></tr>'
+            f'<tr><td>{_severity(f.severity)}</td><td><code>{escape_html(f.slug)}</code></td><td>{escape_html(f.protocol)}</td><td>{who}</td>'
+            f'<td class="where">{where(f.file, f.line)}</td><td class="msg">{escape_html(f.message)}</td></tr>'
         )
     return (
         '<div class="tablebox"><table><thead><tr><th>severity</th><th>slug</th><th>protocol</th><th>entry class</th>'
@@ -336,10 +336,10 @@ def model_main(entry: str, models: Mapping[str, ModelResult], protocols: list[st
     first = next(iter(models.values()))
     draft = ' <span class="tag">draft head</span>' if first.draft else ""
     parts = [
-        f"<h1>{_e(name)} <small>{_e(module)}</small>{draft}</h1>",
-        f'<p class="sub"><code>{_e(entry)}</code> · <span class="mono">{where(first.file, first.line)}</span></p>',
+        f"<h1>{escape_html(name)} <small>{escape_html(module)}</small>{draft}</h1>",
+        f'<p class="sub"><code>{escape_html(entry)}</code> · <span class="mono">{where(first.file, first.line)}</span></p>',
         '<div class="toc">' + "".join(
-            f'<a href="#{_e(anchor(p))}">{_badge(models[p].verdict, p + ": " + models[p].verdict)}</a>'
+            f'<a href="#{escape_html(anchor(p))}">{_badge(models[p].verdict, p + ": " + models[p].verdict)}</a>'
             for p in protocols if p in models
         ) + "</div>",
     ]
@@ -352,38 +352,38 @@ def model_main(entry: str, models: Mapping[str, ModelResult], protocols: list[st
         own = findings_of(entry, protocol)
         bad = hop_problem(model, own)
         prefix = anchor(protocol)
-        section = [f'<section class="protocol v-{_e(verdict)}-box" id="{_e(prefix)}">',
-                   f"<h2>{_e(protocol)} {_badge(verdict)}</h2>"]
+        section = [f'<section class="protocol v-{escape_html(verdict)}-box" id="{escape_html(prefix)}">',
+                   f"<h2>{escape_html(protocol)} {_badge(verdict)}</h2>"]
         if model.chain_verdict:
             section.append(f'<p class="sub">draft head, not judged: the runner never calls the setter on a draft '
                            f'worker. Its chain alone: {_badge(model.chain_verdict)}</p>')
         if model.reason:
-            section.append(f'<p class="reason">{_e(model.reason)}</p>')
+            section.append(f'<p class="reason">{escape_html(model.reason)}</p>')
         if chain:
             svg = pictures.get((entry, protocol))
             chain_file = "../chains/" + chain_name(entry, protocol)
             if svg:
-                section.append(f'<div class="picture" role="img" aria-label="chain of {_e(name)} for {_e(protocol)}">{svg}</div>')
+                section.append(f'<div class="picture" role="img" aria-label="chain of {escape_html(name)} for {escape_html(protocol)}">{svg}</div>')
             else:
                 why = NO_GRAPHVIZ if not graphviz else "Graphviz could not draw this chain."
-                section.append(f'<div class="notice">{_e(why)}</div>')
-            section.append(f'<p class="muted">picture: <a href="{_e(chain_file)}.svg">svg</a> · <a href="{_e(chain_file)}.dot">dot</a></p>' if svg
-                           else f'<p class="muted">picture source: <a href="{_e(chain_file)}.dot">dot</a></p>')
+                section.append(f'<div class="notice">{escape_html(why)}</div>')
+            section.append(f'<p class="muted">picture: <a href="{escape_html(chain_file)}.svg">svg</a> · <a href="{escape_html(chain_file)}.dot">dot</a></p>' if svg
+                           else f'<p class="muted">picture source: <a href="{escape_html(chain_file)}.dot">dot</a></p>')
             section.append(_chain_table(chain, bad, prefix, where))
         if model.state_owner:
             section.append(
-                f'<p class="sub">state: <code>{_e(model.state_owner or "?")}</code>'
-                f'.<code>{_e(model.state_attribute or "?")}</code></p>'
+                f'<p class="sub">state: <code>{escape_html(model.state_owner or "?")}</code>'
+                f'.<code>{escape_html(model.state_attribute or "?")}</code></p>'
             )
         section.append(f"<h3>Findings ({len(own)})</h3>")
         if own:
             for f in sorted(own, key=lambda f: (SEVERITY_RANK.get(f.severity, 9), f.line)):
                 severity = f.severity
-                hint = f'<div class="hint"><b>fix:</b> {_e(f.hint)}</div>' if f.hint else ""
+                hint = f'<div class="hint"><b>fix:</b> {escape_html(f.hint)}</div>' if f.hint else ""
                 section.append(
-                    f'<div class="finding s-{_e(severity)}-box"><header>{_severity(severity)} <code>{_e(f.slug)}</code>'
+                    f'<div class="finding s-{escape_html(severity)}-box"><header>{_severity(severity)} <code>{escape_html(f.slug)}</code>'
                     f' <span class="mono muted">{where(f.file, f.line)}</span></header>'
-                    f'<div class="msg">{_e(f.message)}</div>{hint}{sources.excerpt(f.file, f.line)}</div>'
+                    f'<div class="msg">{escape_html(f.message)}</div>{hint}{sources.excerpt(f.file, f.line)}</div>'
                 )
         else:
             section.append('<p class="muted">None.</p>')
@@ -403,7 +403,7 @@ def _qualname_cell(qualname: str | None) -> str:
     head, module = ".".join(parts[-2:]), ".".join(parts[:-2])
     if parts[0] == "self":  # an attribute path the engine could not type
         head, module = qualname, ""
-    return f'<code class="q" title="{_e(qualname)}">{_e(head)}</code><br><span class="mono muted small">{_e(module)}</span>'
+    return f'<code class="q" title="{escape_html(qualname)}">{escape_html(head)}</code><br><span class="mono muted small">{escape_html(module)}</span>'
 
 
 def _chain_table(chain: Sequence[Hop], bad: int | None, prefix: str, where: Where = _where) -> str:
@@ -417,11 +417,11 @@ def _chain_table(chain: Sequence[Hop], bad: int | None, prefix: str, where: Wher
         if hop.reason:
             how = (how + " — " if how else "") + hop.reason
         rows.append(
-            f'<tr id="{_e(prefix)}-{index}" class="{"bad" if index == bad else ""}"><td>{index + 1}</td>'
-            f'<td><span class="tag">{_e(hop.kind)}</span></td>'
+            f'<tr id="{escape_html(prefix)}-{index}" class="{"bad" if index == bad else ""}"><td>{index + 1}</td>'
+            f'<td><span class="tag">{escape_html(hop.kind)}</span></td>'
             f"<td>{_qualname_cell(hop.qualname)}</td>"
             f'<td class="where">{where(hop.file, hop.line)}{call}</td>'
-            f"<td class=\"resolved\">{_e(how)}</td><td>{ids}</td></tr>"
+            f"<td class=\"resolved\">{escape_html(how)}</td><td>{ids}</td></tr>"
         )
     return (
         '<div class="tablebox"><table><thead><tr><th>#</th><th>hop</th><th>qualname</th><th>where</th>'

@@ -15,7 +15,7 @@ from collections.abc import Iterable
 
 from tracer.model.results import ScanResult
 from tracer.present.graphs import location, page_name
-from tracer.present.report_pages import Excerpts, _e
+from tracer.present.report_pages import Excerpts, escape_html
 
 FOLDER = "source"
 
@@ -45,18 +45,18 @@ class SourceLinks:
 
     def where(self, file: str | None, line: int | None, base: str = "") -> str:
         """file:line, allowed to break after each slash, linked to the source line when it has a page."""
-        text = _e(location(file, line)).replace("/", "/<wbr>")
+        text = escape_html(location(file, line)).replace("/", "/<wbr>")
         if not file or file not in self.files:
             return text
         target = f"{base}{source_page(file)}" + (f"#L{line}" if line else "")
-        return f'<a class="src" href="{_e(target)}" title="open {_e(location(file, line))}">{text}</a>'
+        return f'<a class="src" href="{escape_html(target)}" title="open {escape_html(location(file, line))}">{text}</a>'
 
 
 def source_html(file: str, lines: list[str]) -> str:
     """The <main> of a source page: the path, then every line numbered and anchored."""
-    rows = "".join(f'<span id="L{n}"><a class="ln" href="#L{n}">{n}</a>{_e(text)}</span>'
+    rows = "".join(f'<span id="L{n}"><a class="ln" href="#L{n}">{n}</a>{escape_html(text)}</span>'
                    for n, text in enumerate(lines, 1))
-    return (f"<h1>{_e(file.rsplit('/', 1)[-1])} <small>{_e(file)}</small></h1>"
+    return (f"<h1>{escape_html(file.rsplit('/', 1)[-1])} <small>{escape_html(file)}</small></h1>"
             f'<p class="sub">{len(lines)} lines, as scanned (read, never imported or run).</p>'
             f'<pre class="source">{rows}</pre>')
 

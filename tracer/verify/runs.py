@@ -239,7 +239,7 @@ def _cuda_available() -> bool:
     return torch.cuda.is_available()
 
 
-def _draft_raw(ids: DraftIds, path: str | None):
+def read_draft_raw(ids: DraftIds, path: str | None):
     if path is not None:
         return load_json_config(path)
     if ids.runner is None:
