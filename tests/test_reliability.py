@@ -170,6 +170,16 @@ BROKEN: dict[str, bytes] = {
 }
 
 
+def _parses(data: bytes) -> bool:
+    import ast
+
+    try:
+        ast.parse(data)
+    except (SyntaxError, RecursionError, MemoryError, ValueError):
+        return False
+    return True
+
+
 def test_broken_files_are_input_errors_and_the_rest_stands(tmp_path):
     root = make_tree(tmp_path)
     for name, data in BROKEN.items():
@@ -180,6 +190,8 @@ def test_broken_files_are_input_errors_and_the_rest_stands(tmp_path):
     assert time.perf_counter() - started < 60
     errors = errors_by_file(data)
     for name in BROKEN:
+        if name == "deep_add.py" and _parses(BROKEN[name]):
+            continue  # a flat 10,000-term sum: 3.10's parser takes it (3.11's refuses): valid input there
         assert f"{MODELS}/{name}" in errors, (name, errors)
         assert errors[f"{MODELS}/{name}"], name
     assert "NUL" in errors[f"{MODELS}/nul.py"]

@@ -10,7 +10,6 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 import tarfile
 import zipfile
 from pathlib import Path
@@ -18,7 +17,7 @@ from pathlib import Path
 from tracer.model.errors import UsageError
 from tracer.safeio.auth import load_entry, store_entry
 from tracer.safeio.write import write_bytes
-from tracer.sweep.index import PipSettings, pip_settings, read_url, sdist_candidates
+from tracer.sweep.index import PipSettings, pip_command, pip_settings, read_url, sdist_candidates
 
 _SPEC = re.compile(r"^\s*([A-Za-z0-9_.\-]+)\s*==\s*([^.\s][^\s]*?)\s*(?:\.\.\s*([^\s]+))?\s*$")
 
@@ -50,7 +49,7 @@ def _is_prerelease(version: str) -> bool:
 
 def available_versions(package: str, cache: Path) -> tuple[list[str], str]:
     """Versions on the index (pip index versions), else those already cached."""
-    cmd = [sys.executable, "-P", "-m", "pip", "index", "versions", package, "--disable-pip-version-check"]
+    cmd = pip_command("index", "versions", package, "--disable-pip-version-check")
     try:
         out = subprocess.run(cmd, capture_output=True, text=True, timeout=120, check=False)
         match = re.search(r"Available versions:\s*(.+)", out.stdout)
@@ -92,8 +91,8 @@ def download(package: str, version: str, wheels: Path) -> tuple[str, str]:
     wheels.mkdir(parents=True, exist_ok=True)
     reasons = []
     # A wheel is data; pip never builds anything for --only-binary.
-    cmd = [sys.executable, "-P", "-m", "pip", "download", "--no-deps", "--disable-pip-version-check", "-q",
-           "--only-binary=:all:", f"{package}=={version}", "-d", str(wheels)]
+    cmd = pip_command("download", "--no-deps", "--disable-pip-version-check", "-q",
+                      "--only-binary=:all:", f"{package}=={version}", "-d", str(wheels))
     try:
         out = subprocess.run(cmd, capture_output=True, text=True, timeout=600, check=False)
         reasons.append((out.stderr.strip().splitlines() or [f"pip exited {out.returncode}"])[-1])

@@ -67,10 +67,18 @@ def parse_pip_config(text: str) -> PipSettings:
                        proxy=get("proxy"), cert=get("cert"), no_index=no_index, timeout=timeout)
 
 
+def pip_command(*args: str) -> list[str]:
+    """``python -m pip ARGS`` that never imports a module of the working folder: ``-P`` where the
+    running Python has it (3.11+), isolated mode (``-I``: no working folder, no PYTHON* variables;
+    pip's own PIP_* settings still apply) on 3.10, whose ``-P`` is an unknown option."""
+    guard = "-P" if sys.version_info >= (3, 11) else "-I"
+    return [sys.executable, guard, "-m", "pip", *args]
+
+
 def pip_settings() -> PipSettings:
     """pip's configuration as ``pip download`` would use it (pip runs with -P: no module of
     the working folder); pip's defaults when pip cannot say."""
-    cmd = [sys.executable, "-P", "-m", "pip", "config", "list", "--disable-pip-version-check"]
+    cmd = pip_command("config", "list", "--disable-pip-version-check")
     try:
         done = subprocess.run(cmd, capture_output=True, text=True, timeout=60, check=False)
     except (OSError, subprocess.TimeoutExpired):
