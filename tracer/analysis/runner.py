@@ -26,8 +26,7 @@ from tracer.resolve.resolver import ClassRef, Resolver
 _CALLED = re.compile(r"\b(\w+)\s*\(")
 MAX_WALK = 4000  # calls visited per root (bounds time on huge runners)
 MAX_DEPTH = 12
-# the start-up order is walked through methods, super(), held objects and names; a module call
-# (self.model(...)) runs a forward, which is not start-up
+# the start-up order is walked through methods, super(), held objects and names
 _RUNNER_KINDS = frozenset({SELF, SUPER, HELD, NAME})
 
 

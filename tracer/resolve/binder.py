@@ -4,12 +4,11 @@ One query interface over the resolver (names, attribute types) and the binding r
 ``tracer.bind.mro`` (C3, ``super()`` from the defining class) -- the rules the call-graph
 solver applies too, held to the same answers by tests/test_binder.py:
 
-* ``mro(cls)``, ``method(cls, name, after=None)``: the class in the MRO that defines a name;
-* ``held(cls, receiver)``: the classes ``self.a.b`` holds;
-* ``callees(module, concrete, function, call)``: what one call of a method runs -- ``self.m()``
-  on the concrete class, ``super().m()`` after the class that defines the calling method,
-  ``self.a.m()`` on what ``self.a`` holds, a function or a class (its ``__init__``) by name,
-  and a call of a held module instance (``self.a(...)``) through the pack's ``module_call``.
+``callees(module, concrete, function, call)``: what one call of a method runs -- ``self.m()``
+on the concrete class, ``super().m()`` after the class that defines the calling method,
+``self.a.m()`` on what ``self.a`` holds, a function or a class (its ``__init__``) by name.
+(A call of a held module instance runs the pack's ``module_call``; the argument chain asks
+that of the resolver, and neither the runner walk nor the readers follow it.)
 
 Stages keep their own pruning (which calls are worth following); none resolves a call itself.
 """
@@ -19,18 +18,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from tracer.model.summary import Call, Function
-from tracer.resolve.resolver import ClassRef, Resolver, Typed, Untyped
+from tracer.resolve.resolver import ClassRef, Resolver
 
 # what a call may be followed into; a stage picks the kinds it walks
-SELF, SUPER, HELD, NAME, MODULE_CALL = "self", "super", "held", "name", "module-call"
-ALL_KINDS = frozenset({SELF, SUPER, HELD, NAME, MODULE_CALL})
+SELF, SUPER, HELD, NAME = "self", "super", "held", "name"
+ALL_KINDS = frozenset({SELF, SUPER, HELD, NAME})
 
 
 @dataclass(frozen=True)
 class Bound:
     """One thing a call runs."""
 
-    kind: str  # SELF | SUPER | HELD | NAME | MODULE_CALL
+    kind: str  # SELF | SUPER | HELD | NAME
     module: str  # where the callee is defined
     owner: ClassRef | None  # the class defining it (None: a module-level function)
     concrete: ClassRef | None  # the class of the receiver it runs on (a constructor: the class built)
@@ -39,18 +38,8 @@ class Bound:
 
 
 class Binder:
-    def __init__(self, resolver: Resolver, module_call: str = ""):
+    def __init__(self, resolver: Resolver):
         self.resolver = resolver
-        self.module_call = module_call  # the pack's [flow] module_call: what calling a module runs
-
-    def mro(self, cls: ClassRef) -> list[ClassRef]:
-        return self.resolver.mro(cls)[0]
-
-    def method(self, cls: ClassRef, name: str, after: ClassRef | None = None) -> tuple[ClassRef, Function] | None:
-        return self.resolver.find_method(cls, name, after=after)
-
-    def held(self, cls: ClassRef, receiver: str, jedi: bool = False) -> list[Typed] | Untyped:
-        return self.resolver.receiver_types(cls, receiver, jedi=jedi)
 
     def callees(self, module: str, concrete: ClassRef | None, function: Function, call: Call,
                 kinds: frozenset[str] = ALL_KINDS) -> list[Bound]:
@@ -64,16 +53,9 @@ class Binder:
             defining = ClassRef(module, function.qualname.rsplit(".", 1)[0])
             return self._on(SUPER, concrete, func[len("super()."):], after=defining)
         if func.startswith("self.") and func.count(".") == 1:
-            if concrete is None:
+            if concrete is None or SELF not in kinds:
                 return []
-            name = func[len("self."):]
-            if SELF in kinds:
-                methods = self._on(SELF, concrete, name)
-                if methods:
-                    return methods
-            if MODULE_CALL in kinds and self.module_call:  # self.model(...): a held module called
-                return self._held(MODULE_CALL, concrete, func, self.module_call)
-            return []
+            return self._on(SELF, concrete, func[len("self."):])
         if func.startswith("self."):
             if HELD not in kinds or concrete is None:
                 return []
