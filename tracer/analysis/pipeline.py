@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import fnmatch
+import gc
 import hashlib
 import time
 from collections.abc import Mapping, Sequence
@@ -30,7 +31,7 @@ from tracer.effective.probe import probe_shadowed
 from tracer.effective.sources import Sources
 from tracer.index.discover import detect_layout, list_plugin_sources, list_sources
 from tracer.index.project import Project
-from tracer.model.errors import UsageError
+from tracer.model.errors import BodyUnreadable, UsageError
 from tracer.model.findings import Finding
 from tracer.model.protocol import Protocol
 from tracer.model.results import Alternative, CallSite, Framework, InputProblem, ModelResult, ScanResult, ScanStats
@@ -144,6 +145,20 @@ def scan(path: str | Path, protocols: Sequence[Protocol], cache_dir: str | Path 
          use_cache: bool = True, jobs: int = 0, plugins: Sequence[str | Path] = ()) -> ScanContext:
     """``plugins``: folders of plugins of the host's framework (scan HOST --plugin PLUGIN): their
     modules join the host's, their registrations by call and runner subclasses count."""
+    # The cyclic collector is off while a scan runs: the outlines' and summaries' trees are
+    # freed by reference counting, and each collection walked every live object (a quarter of
+    # the parsing time of a cold scan); a scan's peak memory is bounded by the tree's summaries.
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _scan(path, protocols, cache_dir, use_cache, jobs, plugins)
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _scan(path: str | Path, protocols: Sequence[Protocol], cache_dir: str | Path | None,
+          use_cache: bool, jobs: int, plugins: Sequence[str | Path]) -> ScanContext:
     started = time.perf_counter()
     layout = detect_layout(path, list(protocols))
     chosen = chosen_protocols(layout, protocols)
@@ -177,13 +192,18 @@ def scan(path: str | Path, protocols: Sequence[Protocol], cache_dir: str | Path 
     applied = [p for p in chosen if p.name not in absent] or chosen[:1]
     absent = [name for name in absent if name not in {p.name for p in applied}]
 
-    alternatives: Alternatives = {}
-    aliases: Aliases = {}
-    entries = entry_classes(project, resolver, applied, alternatives, aliases)
-    check_packs_match(project, applied, entries, in_scope, layout)
-    memo = ChainMemo(project, memo_key(project, applied, [sorted(resolver.registry_factories.items()),
-                                                          sorted(resolver.registry_class_keywords)]))
-    analysis = analyse(resolver, applied, entries, alternatives=alternatives, memo=memo, aliases=aliases)
+    # Outlines are skeletons (function bodies blanked): a body that turns out not to parse
+    # makes its module an input error, and the trace starts again without it.
+    project.restartable = True
+    try:
+        while True:
+            try:
+                resolver, memo, analysis = _trace(project, resolver, applied, in_scope, layout)
+                break
+            except BodyUnreadable:
+                resolver = Resolver(project)
+    finally:
+        project.restartable = False
     problems = project.input_problems() + [InputProblem(p, 1, why) for p, why in link_problems]
     result = ScanResult(
         root=str(layout.scan_root),
@@ -198,6 +218,18 @@ def scan(path: str | Path, protocols: Sequence[Protocol], cache_dir: str | Path 
         absent_protocols=tuple(absent), tool_version=__version__, notes=tuple(runtime_notes(project, applied)),
     )
     return ScanContext(layout, tuple(applied), project, resolver, result, analysis.reads)
+
+
+def _trace(project: Project, resolver: Resolver, applied: list[Protocol], in_scope: list[str],
+           layout: Layout) -> tuple[Resolver, ChainMemo, Analysis]:
+    alternatives: Alternatives = {}
+    aliases: Aliases = {}
+    entries = entry_classes(project, resolver, applied, alternatives, aliases)
+    check_packs_match(project, applied, entries, in_scope, layout)
+    memo = ChainMemo(project, memo_key(project, applied, [sorted(resolver.registry_factories.items()),
+                                                          sorted(resolver.registry_class_keywords)]))
+    analysis = analyse(resolver, applied, entries, alternatives=alternatives, memo=memo, aliases=aliases)
+    return resolver, memo, analysis
 
 
 def runtime_notes(project: Project, packs: Sequence[Protocol]) -> list[str]:

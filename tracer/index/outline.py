@@ -7,12 +7,16 @@ line span of every method and function. It uses the standard library's
 faster than libcst with positions; every body that a later stage needs is
 summarised one method at a time (``index.methods.summarize_function``).
 A protocol scan thus parses the few methods on a chain, not whole modules.
+What it parses is the module's skeleton (``index.skeleton``: every function body
+blanked, its imports kept), several times cheaper than the module; a syntax error
+inside a body is reported when that body is read (``Project.function``).
 """
 
 from __future__ import annotations
 
 import ast
 
+from tracer.index.skeleton import skeleton
 from tracer.index.source import resolve_relative
 from tracer.model.errors import InputError
 from tracer.model.summary import ClassDef, Import, ModuleSummary
@@ -80,9 +84,8 @@ class _Outliner:
                 asked = node.args.args[0].arg if node.args.args else ""
                 self._lazy_imports(node.body, (("<lazy>", True),), asked)
             else:
-                for inner in _statements(list(_blocks(node))):
-                    if isinstance(inner, (ast.Import, ast.ImportFrom)):
-                        self._import(inner, ())
+                for inner in _nested_imports(node):
+                    self._import(inner, ())
 
     def _lazy_imports(self, body: list[ast.stmt], condition: tuple[tuple[str, bool], ...], asked: str) -> None:
         for node in body:
@@ -97,9 +100,8 @@ class _Outliner:
             elif isinstance(node, (ast.Import, ast.ImportFrom)):
                 self._import(node, condition)
             else:
-                for inner in _statements(list(_blocks(node))):
-                    if isinstance(inner, (ast.Import, ast.ImportFrom)):
-                        self._import(inner, condition)
+                for inner in _nested_imports(node):
+                    self._import(inner, condition)
 
     def _import(self, node: ast.Import | ast.ImportFrom, condition: tuple[tuple[str, bool], ...]) -> None:
         if isinstance(node, ast.Import):
@@ -188,6 +190,13 @@ def _statements(body: list) -> list[ast.AST]:
     return found
 
 
+def _nested_imports(node: ast.AST) -> list[ast.Import | ast.ImportFrom]:
+    """The imports inside a def's or class's blocks, in source order (the first binding of a
+    name is the one a lookup takes; the order does not depend on how bodies nest)."""
+    found = [n for n in _statements(list(_blocks(node))) if isinstance(n, (ast.Import, ast.ImportFrom))]
+    return sorted(found, key=lambda n: (n.lineno, n.col_offset))
+
+
 def _values(value: ast.expr) -> tuple[str, ...]:
     if _dotted(value):
         return (_dotted(value),)
@@ -198,10 +207,10 @@ def _values(value: ast.expr) -> tuple[str, ...]:
     return ()
 
 
-def outline_summary(text: str, module: str, path: str, is_package: bool) -> ModuleSummary:
-    """The outline of one module's source; InputError when it is not Python."""
+def _parse(text: str) -> ast.Module:
+    """The module's ast; InputError when the running Python's parser refuses it."""
     try:
-        tree = ast.parse(text)
+        return ast.parse(text)
     except SyntaxError as exc:
         from tracer.index.newer_syntax import needs_newer
 
@@ -210,6 +219,28 @@ def outline_summary(text: str, module: str, path: str, is_package: bool) -> Modu
         raise InputError("nesting too deep to parse", 1) from None
     except ValueError as exc:
         raise InputError(f"cannot parse: {exc}", 1) from None
+
+
+def module_error(text: str) -> InputError | None:
+    """What parsing the whole module says is wrong with it (None: it parses)."""
+    try:
+        _parse(text)
+    except InputError as exc:
+        return exc
+    return None
+
+
+def outline_summary(text: str, module: str, path: str, is_package: bool) -> ModuleSummary:
+    """The outline of one module's source; InputError when it is not Python."""
+    tree = None
+    reduced = skeleton(text)
+    if reduced is not None:
+        try:
+            tree = ast.parse(reduced)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            tree = None  # the module itself says what is wrong (or the skeleton was)
+    if tree is None:
+        tree = _parse(text)
     outliner = _Outliner(module, is_package)
     try:
         outliner.run(tree)

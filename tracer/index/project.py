@@ -15,10 +15,10 @@ from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 
 from tracer.index.cache import SummaryCache, entry_key
-from tracer.index.outline import outline_summary
+from tracer.index.outline import module_error, outline_summary
 from tracer.index.reads import Reads, mention_fact
 from tracer.index.source import decode_source
-from tracer.model.errors import InputError
+from tracer.model.errors import BodyUnreadable, InputError
 from tracer.model.results import InputProblem
 from tracer.model.summary import Function, ModuleSummary
 from tracer.model.tree import SourceFile
@@ -116,6 +116,9 @@ class Project:
         self._functions: dict[tuple[str, str], Function | None] = {}
         self._asts: dict[tuple[str, str], tuple[ast.Module, int] | None] = {}
         self.reads = Reads()  # what each cached chain result depends on
+        # a body that does not parse makes its module an input error; while set, the scan is
+        # interrupted to trace again without that module (see BodyUnreadable)
+        self.restartable = False
 
     # -- raw text ----------------------------------------------------------------
     def data(self, module: str) -> bytes | None:
@@ -254,7 +257,8 @@ class Project:
                     parsed = self.function_ast(module, qualname)
                     result = _function_job((*args, parsed)) if parsed is not None else None
                 self.parsed_functions += 1
-            except InputError:
+            except InputError as exc:
+                self._body_error(module, qualname, exc)
                 result = None
         self._functions[key] = result
         return result
@@ -273,10 +277,29 @@ class Project:
 
                 try:
                     found = parse_body(snippet.split("\n"), span[0])
-                except InputError:
+                except InputError as exc:
+                    self._body_error(module, qualname, exc)
                     found = None
             self._asts[key] = found
         return self._asts[key]
+
+    def _body_error(self, module: str, qualname: str, exc: InputError) -> None:
+        """A body the outline's skeleton left out does not parse: the module is an input error,
+        as if its outline had failed (the error is the whole module's parse's, cached as its
+        summary). With ``restartable`` the scan is told to trace again without it."""
+        source = self.by_module[module]
+        text = self.text(module) or ""
+        error = module_error(text) or exc
+        summary = ModuleSummary(module, source.path, "outline", error=error.reason, error_line=error.line or 1)
+        self.summaries[module] = summary
+        data = self.data(module)
+        if data is not None:
+            self.cache.put(entry_key(data, source.module, source.path, "outline"), summary)
+        for memo in (self._functions, self._asts):
+            for key in [k for k in memo if k[0] == module]:
+                del memo[key]
+        if self.restartable:
+            raise BodyUnreadable(module) from None
 
     def input_problems(self) -> list[InputProblem]:
         problems = list(self.duplicates)

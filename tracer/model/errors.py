@@ -14,3 +14,13 @@ class InputError(Exception):
         super().__init__(reason)
         self.reason = reason
         self.line = line
+
+
+class BodyUnreadable(Exception):
+    """A function body the outline's skeleton left out does not parse: its module is an input
+    error after all, and whatever was traced from its outline must be traced again without it
+    (see ``Project.restartable``)."""
+
+    def __init__(self, module: str):
+        super().__init__(module)
+        self.module = module
