@@ -59,6 +59,11 @@ def main() -> None:
     repo = str(Path(__file__).resolve().parent.parent)  # this checkout's tracer, installed or not
     env = dict(os.environ, TRACER_CACHE_DIR=cache,
                PYTHONPATH=os.pathsep.join(p for p in (repo, os.environ.get("PYTHONPATH", "")) if p))
+    # tracer as a user has it: `pip install` compiles its bytecode; a checkout gets it here once
+    # (PYTHONDONTWRITEBYTECODE, set on some machines, would make every run compile ~200 modules)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(Path(repo) / "tracer")], check=False,
+                   stdout=subprocess.DEVNULL)
     copy = Path(tempfile.mkdtemp(prefix="tracer-bench-tree-")) / "release"
     shutil.copytree(release / "sglang", copy / "sglang")  # edited below: never the test cache's own copy
     tracer = [sys.executable, "-m", "tracer", "scan", str(copy), "--format", "json"]

@@ -16,9 +16,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from tracer import __version__
-from tracer.analysis.pipeline import chosen_protocols, scan, summary_cache
-from tracer.index.cache import entry_key
-from tracer.index.discover import detect_layout, list_sources
+from tracer.index.cache import SummaryCache, default_cache_dir, entry_key
+from tracer.index.discover import chosen_protocols, detect_layout, list_sources
 from tracer.model.protocol import Protocol
 from tracer.model.results import ScanResult
 from tracer.present.scan_json import ScanJsonError, from_json, to_json
@@ -52,10 +51,13 @@ def scan_memoised(path: str | Path, packs: Sequence[Protocol], cache_dir: str | 
                   use_cache: bool = True, jobs: int = 0, plugins: Sequence[str] = ()) -> ScanResult:
     """The scan result, from the whole-result cache when nothing in scope changed (not with
     plugins: the key covers the host's files only; the chain memo still serves them)."""
+    # the pipeline (every stage's modules) is imported only when the tree must be traced
     started = time.perf_counter()
     if not use_cache or plugins:
+        from tracer.analysis.pipeline import scan
+
         return scan(path, packs, cache_dir, use_cache, jobs, plugins).result
-    cache = summary_cache(cache_dir, True)
+    cache = SummaryCache(Path(cache_dir) if cache_dir else default_cache_dir())
     key = _key(path, packs)
     stored = cache.get_json(key)
     if isinstance(stored, dict) and stored.get("tool", {}).get("version") == __version__ and "models" in stored:
@@ -66,6 +68,8 @@ def scan_memoised(path: str | Path, packs: Sequence[Protocol], cache_dir: str | 
         if result is not None:
             return dataclasses.replace(result, stats=dataclasses.replace(
                 result.stats, seconds=round(time.perf_counter() - started, 3), result_cache=True))
+    from tracer.analysis.pipeline import scan
+
     result = scan(path, packs, cache_dir, True, jobs).result
     cache.put_json(key, to_json(result))
     return result

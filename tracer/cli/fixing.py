@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from tracer.fix.verified import FixReport, fix_findings, write_fixes
-from tracer.lint.records import Options
+if TYPE_CHECKING:  # the fixes (libcst) load only when a fix is asked for: a plain scan starts faster
+    from tracer.fix.verified import FixReport
+    from tracer.lint.records import Options
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -51,6 +52,7 @@ def scan_fixes(path: str, options: Options, keep: Callable[[list[dict]], list[di
                configs: Any = None) -> tuple[FixReport, dict]:
     """The scan's verified fixes: a scan with dependencies (lint's record), the findings ``keep``
     lets through (plus the effective ones with ``configs``), each fix re-traced; (report, record)."""
+    from tracer.fix.verified import fix_findings
     from tracer.lint.records import scan_with_dependencies
 
     record = scan_with_dependencies(Path(path), options)
@@ -73,6 +75,7 @@ def scan_fixes(path: str, options: Options, keep: Callable[[list[dict]], list[di
 def lint_fixes(root: Path, base_ref: str | None, options: Options, findings: Sequence[Mapping[str, Any]],
                unsafe: bool) -> FixReport:
     """Fixes of lint's new findings, re-traced against the base record on top of the change."""
+    from tracer.fix.verified import fix_findings
     from tracer.lint.base import base_record
     from tracer.lint.git import changed_files
     from tracer.lint.records import package_prefix
@@ -86,6 +89,8 @@ def lint_fixes(root: Path, base_ref: str | None, options: Options, findings: Seq
 
 def finish(root: str | Path, report: FixReport, diff: bool) -> None:
     """Write the kept fixes (unless --diff), then say what was done on standard error."""
+    from tracer.fix.verified import write_fixes
+
     if not diff:
         write_fixes(root, report)
     for outcome in report.outcomes:
@@ -106,6 +111,7 @@ def scan_fix(path: str, packs: Any, settings: Any, unsafe: bool, diff: bool, qui
     from tracer.cli.output import progress
     from tracer.config.settings import is_excluded
     from tracer.fix.effective import Configs
+    from tracer.lint.records import Options
 
     config = settings.config
     options = Options(tuple(config.protocols), tuple(config.rules), packs.cache_dir, packs.use_cache, packs.jobs)

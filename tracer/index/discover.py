@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 import stat
+from collections.abc import Sequence
 from pathlib import Path
 
 from tracer.index.source import is_within as _is_within
@@ -262,10 +263,11 @@ def list_sources(layout: Layout) -> tuple[list[SourceFile], list[tuple[str, str]
     # Walk only the part of the package that lies under the scan root.
     start = package_dir if _is_within(package_dir, scan_root) else scan_root
     seen_dirs: set[str] = set()
-    stack = [str(start)]
+    # (folder, its real path): a plain subfolder's real path is its parent's plus its name,
+    # so only the start needs os.path.realpath (a system call per folder of the path)
+    stack: list[tuple[str, str]] = [(str(start), os.path.realpath(start))]
     while stack:
-        dirpath = stack.pop()
-        real = os.path.realpath(dirpath)
+        dirpath, real = stack.pop()
         if real in seen_dirs:
             continue
         seen_dirs.add(real)
@@ -287,7 +289,7 @@ def list_sources(layout: Layout) -> tuple[list[SourceFile], list[tuple[str, str]
                 if name == "__pycache__" or name.startswith("."):
                     continue
                 if not is_link:
-                    subdirs.append(full)
+                    subdirs.append((full, os.path.join(real, name)))
                     continue
                 target = os.path.realpath(full)
                 if target in seen_dirs or _is_within(Path(full).parent, Path(target)):
@@ -331,3 +333,8 @@ def _rel(path: str, root: Path | str) -> str:
     if path.startswith(prefix) and ".." not in path:  # the walk's own paths: no relpath needed (a tenth of a scan)
         return path[len(prefix):].replace(os.sep, "/")
     return os.path.relpath(path, root).replace(os.sep, "/")
+
+
+def chosen_protocols(layout: Layout, packs: Sequence[Protocol]) -> list[Protocol]:
+    """The packs of the tree's framework; on a fork, relocated to its package's name."""
+    return [p.relocated(layout.package) for p in packs if p.framework == layout.framework]

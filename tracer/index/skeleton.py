@@ -39,9 +39,11 @@ _NOT_NEWLINE = re.compile(r"[^\n]")
 STRING_MASK, COMMENT_MASK = "\x00", "\x01"
 # Line starts are found after a newline (a literal the regex engine scans for quickly); the
 # text is searched with a newline put in front of it, so offsets there are one more.
-_DEF = re.compile(r"\n([ ]*)(?:async[ ]+)?def[ ]+(\w+)")
+# ``(?=([ ]*))\1`` takes a line's indentation whole (a lookahead does not backtrack): a
+# plain ``[ ]*`` retried every shorter run of spaces on every line that is not a match.
+_DEF = re.compile(r"\n(?=([ ]*))\1(?:async[ ]+)?def[ ]+(\w+)")
 _HEADER_TOKEN = re.compile(r"[()\[\]{}:]")
-_IMPORT = re.compile(r"\n[ ]+(?:from[ ]+[\w.]+[ ]+)?import[ ]")
+_IMPORT = re.compile(r"\n(?=([ ]+))\1(?:from[ ]+[\w.]+[ ]+)?import[ ]")
 _CODE = re.compile(r"[^ \n\x01]")
 _OPEN = "([{"
 _CLOSE = ")]}"
@@ -70,7 +72,7 @@ def _dedent(indent: int) -> re.Pattern[str]:
     comment's line, not a blank one)."""
     pattern = _dedent_cache.get(indent)
     if pattern is None:
-        pattern = _dedent_cache[indent] = re.compile(r"\n[ ]{0,INDENT}[^ \n\x00\x01]".replace("INDENT", str(indent)))
+        pattern = _dedent_cache[indent] = re.compile(r"\n(?=([ ]{0,INDENT}))\1[^ \n\x00\x01]".replace("INDENT", str(indent)))
     return pattern
 
 

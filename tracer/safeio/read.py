@@ -38,11 +38,13 @@ class Unreadable(OSError):
 
 def is_within(path: str | Path, root: str | Path) -> bool:
     """Does ``path``'s real path (links followed) lie inside ``root``'s?"""
-    try:
-        Path(os.path.realpath(path)).relative_to(os.path.realpath(root))
-        return True
-    except ValueError:
-        return False
+    return _real_within(os.path.realpath(path), root)
+
+
+def _real_within(real: str, root: str | Path) -> bool:
+    """Does the real path ``real`` lie inside ``root``'s real path?"""
+    base = os.path.realpath(root)
+    return real == base or real.startswith(base.rstrip(os.sep) + os.sep)
 
 
 def _size_words(limit: int) -> str:
@@ -58,7 +60,7 @@ def read_bytes(path: str | Path, limit: int, root: str | Path | None = None, cut
     flags = _FLAGS
     if root is not None:
         real = os.path.realpath(target)
-        if not is_within(real, root):
+        if not _real_within(real, root):
             raise Unreadable(path, f"leaves {root} (a link pointing outside); not read")
         target, flags = real, flags | getattr(os, "O_NOFOLLOW", 0)
     try:
