@@ -153,6 +153,27 @@ def test_jedi_sys_path_excludes_tree_and_cwd(tmp_path, monkeypatch):
     assert _safe_sys_path(tree) == ["/usr/lib/python3"]
 
 
+def test_jedi_names_a_class_the_resolver_cannot_and_is_counted(tmp_path):
+    """The fallback answers where the resolver stops (a class returned by a helper function and
+    called through a local), the hop says jedi typed it, and the scan's stats count the question.
+    jedi names the asked file's own module ``__main__``: that is mapped back to the module (it was
+    ignored before, so the fallback had never named a class)."""
+    tree = tmp_path / "tree"
+    shutil.copytree(REPO / "examples" / "ok", tree)
+    llama = tree / "sglang" / "srt" / "models" / "llama.py"
+    text = llama.read_text()
+    text = text.replace('        self.model = self._init_model(config, quant_config, prefix="model")',
+                        '        arch = _pick(config)\n        self.model = arch(config, quant_config, prefix="model")')
+    llama.write_text(text.replace("class LlamaForCausalLM(nn.Module):",
+                                  "def _pick(config):\n    return LlamaModel\n\n\nclass LlamaForCausalLM(nn.Module):"))
+    result = scan_to_json(tree, use_cache=False)
+    model = next(m for m in result["models"] if m["entry"] == "sglang.srt.models.llama.LlamaForCausalLM"
+                 and m["protocol"] == "sglang-eagle3")
+    assert model["verdict"] == "ok", model["reason"]
+    assert model["chain"][1]["resolved_by"].startswith("jedi inference of self.model (LlamaForCausalLM.__init__:")
+    assert result["stats"]["jedi_questions"] >= 1 and result["stats"]["jedi_answers"] >= 1, result["stats"]
+
+
 # -- 2. broken input ---------------------------------------------------------------------------
 
 BROKEN: dict[str, bytes] = {

@@ -29,7 +29,7 @@ from tracer.analysis.runner_fallbacks import runner_fallback_findings
 from tracer.checks import finding, is_error
 from tracer.effective.probe import probe_shadowed
 from tracer.effective.sources import Sources
-from tracer.index.discover import detect_layout, list_plugin_sources, list_sources
+from tracer.index.discover import chosen_protocols, detect_layout, list_plugin_sources, list_sources
 from tracer.index.project import Project
 from tracer.model.errors import BodyUnreadable, UsageError
 from tracer.model.findings import Finding
@@ -60,11 +60,6 @@ class Analysis:
     findings: tuple[Finding, ...]
     # "protocol|entry" -> the modules its chain read (lint's dependencies: the chain memo's record)
     reads: Mapping[str, tuple[str, ...]] = dataclasses.field(default_factory=dict)
-
-
-def chosen_protocols(layout: Layout, packs: Sequence[Protocol]) -> list[Protocol]:
-    """The packs of the tree's framework; on a fork, relocated to its package's name."""
-    return [p.relocated(layout.package) for p in packs if p.framework == layout.framework]
 
 
 def runner_candidates(project: Project, proto: Protocol) -> list[str]:
@@ -214,7 +209,8 @@ def _scan(path: str | Path, protocols: Sequence[Protocol], cache_dir: str | Path
         stats=ScanStats(files_total=len(files), files_parsed=0,
                         files_outlined=project.parsed_outline, functions_parsed=project.parsed_functions,
                         cache_hits=cache.hits, seconds=round(time.perf_counter() - started, 3),
-                        chains_traced=memo.traced, chains_reused=memo.reused),
+                        chains_traced=memo.traced, chains_reused=memo.reused,
+                        jedi_questions=resolver.jedi_questions, jedi_answers=resolver.jedi_answers),
         absent_protocols=tuple(absent), tool_version=__version__, notes=tuple(runtime_notes(project, applied)),
     )
     return ScanContext(layout, tuple(applied), project, resolver, result, analysis.reads)

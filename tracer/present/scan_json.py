@@ -3,7 +3,7 @@ here, and nowhere else. Every other stage works on the typed results."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from tracer.model.findings import Finding
@@ -83,8 +83,21 @@ def model_to_json(m: ModelResult) -> JSONDict:
     return data
 
 
-def model_from_json(d: Mapping[str, Any], findings: tuple[Finding, ...]) -> ModelResult:
-    own = tuple(f for f in findings if f.protocol == d.get("protocol") and d["entry"] in (f.entries or (f.entry,)))
+def findings_by_entry(findings: Sequence[Finding]) -> dict[tuple[str, str], list[Finding]]:
+    """(protocol, entry) -> its findings, in order: one pass, not one per model."""
+    index: dict[tuple[str, str], list[Finding]] = {}
+    for f in findings:
+        for entry in dict.fromkeys(f.entries or (f.entry,)):
+            index.setdefault((f.protocol, entry or ""), []).append(f)
+    return index
+
+
+def model_from_json(d: Mapping[str, Any], findings: Sequence[Finding] | Mapping[tuple[str, str], list[Finding]]
+                    ) -> ModelResult:
+    """``findings``: the scan's (or their ``findings_by_entry`` index)."""
+    index = findings if isinstance(findings, Mapping) else findings_by_entry(findings)
+    protocol = d.get("protocol")
+    own = tuple(index.get((protocol, d["entry"]), ())) if isinstance(protocol, str) else ()
     slugs = set(d.get("findings") or ())
     own = tuple(f for f in own if f.slug in slugs)
     effective = d.get("effective_layers")
@@ -122,7 +135,8 @@ def stats_to_json(stats: ScanStats) -> JSONDict:
     data: JSONDict = {"files_total": stats.files_total, "files_parsed": stats.files_parsed,
                       "files_outlined": stats.files_outlined, "functions_parsed": stats.functions_parsed,
                       "cache_hits": stats.cache_hits, "seconds": stats.seconds,
-                      "chains_traced": stats.chains_traced, "chains_reused": stats.chains_reused}
+                      "chains_traced": stats.chains_traced, "chains_reused": stats.chains_reused,
+                      "jedi_questions": stats.jedi_questions, "jedi_answers": stats.jedi_answers}
     if stats.result_cache:
         data["result_cache"] = True
     return data
@@ -132,7 +146,8 @@ def stats_from_json(d: Mapping[str, Any]) -> ScanStats:
     return ScanStats(int(d.get("files_total") or 0), int(d.get("files_parsed") or 0),
                      int(d.get("files_outlined") or 0), int(d.get("functions_parsed") or 0),
                      int(d.get("cache_hits") or 0), float(d.get("seconds") or 0.0), bool(d.get("result_cache")),
-                     int(d.get("chains_traced") or 0), int(d.get("chains_reused") or 0))
+                     int(d.get("chains_traced") or 0), int(d.get("chains_reused") or 0),
+                     int(d.get("jedi_questions") or 0), int(d.get("jedi_answers") or 0))
 
 
 def to_json(result: ScanResult) -> JSONDict:
@@ -166,13 +181,14 @@ def from_json(data: Any) -> ScanResult:
     try:
         schema = int(data.get("schema_version") or 1)
         findings = tuple(finding_from_json(f, schema) for f in data.get("findings") or ())
+        index = findings_by_entry(findings)
         framework = data.get("framework") or {}
         return ScanResult(
             root=str(data.get("root") or ""),
             framework=Framework(framework.get("name") or "", framework.get("version") or "",
                                 framework.get("package_root") or "", framework.get("fork_of") or ""),
             protocols=tuple(data.get("protocols") or ()),
-            models=tuple(model_from_json(m, findings) for m in data.get("models") or ()),
+            models=tuple(model_from_json(m, index) for m in data.get("models") or ()),
             call_sites=tuple(call_site_from_json(s) for s in data.get("call_sites") or ()),
             findings=findings,
             input_errors=tuple(InputProblem(e.get("file") or "", int(e.get("line") or 0), e.get("reason") or "")

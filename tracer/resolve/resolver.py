@@ -54,7 +54,10 @@ class Typed:
 
 
 class _OutsideReason(str):
-    """A reason an attribute is untyped that names a value built outside the scanned tree."""
+    """A reason an attribute is untyped that no inference can overturn: the value is built
+    outside the scanned tree, or a registry factory picks its class from the run-time config
+    (no literal name). jedi is not asked about these (on the real releases it named no class
+    for them, at ~1 CPU-s of a cold scan)."""
 
 
 def _reason(text: str, result: object) -> str:
@@ -74,6 +77,8 @@ class Resolver:
         self._mro_cache: Memo[tuple[list[ClassRef], list[str]]] = Memo(project.reads)
         self._names: Memo[Symbol] = Memo(project.reads)
         self.jedi: JediFallback | None = None  # created on first need
+        self.jedi_questions = 0  # the fallback counted: questions asked, classes named
+        self.jedi_answers = 0
         self._jedi_asked: Memo[list[Typed]] = Memo(project.reads)  # one question once a run
         # factory function name -> (keyword naming the architecture, architecture -> class),
         # filled by the engine from a protocol's registry (a class picked by name at run time)
@@ -350,6 +355,12 @@ class Resolver:
         return self._jedi_asked.compute((tuple(classes), attr), lambda: self._ask_jedi(classes, attr))
 
     def _ask_jedi(self, classes: list[ClassRef], attr: str) -> list[Typed]:
+        self.jedi_questions += 1
+        found = self._jedi_answer(classes, attr)
+        self.jedi_answers += bool(found)
+        return found
+
+    def _jedi_answer(self, classes: list[ClassRef], attr: str) -> list[Typed]:
         if self.jedi is None:
             from pathlib import Path
 
@@ -382,6 +393,10 @@ class Resolver:
                             self.project.cache.put_json(key, names)
                     typed = []
                     for full_name in names:
+                        if full_name.startswith("__main__."):
+                            # jedi names the asked file's own module "__main__" (the tree is kept
+                            # off its sys.path, so it cannot name the package): it is owner's module
+                            full_name = owner.module + full_name[len("__main__"):]
                         symbol = self.resolve_absolute(full_name)
                         if symbol.kind == "class":
                             typed.append(Typed(ClassRef(symbol.module, symbol.qualname),
@@ -469,8 +484,8 @@ class Resolver:
                  for key, value in call.kwargs if key == keyword]
         names = names[0] if names else []
         if not names:
-            reasons.append(f"self.{attr} = {callee}(...) without a literal {keyword}=[...]: the class is "
-                           "chosen from the runtime config")
+            reasons.append(_OutsideReason(f"self.{attr} = {callee}(...) without a literal {keyword}=[...]: the "
+                                          "class is chosen from the runtime config"))
             return
         for name in names:
             if isinstance(name, str) and name in table:
@@ -519,7 +534,7 @@ class Resolver:
             if isinstance(result, ClassRef):
                 typed.append(Typed(result, f"{label} returns {name}(...)"))
             else:
-                reasons.append(f"{label} returns {name}: {result.why}")
+                reasons.append(_reason(f"{label} returns {name}: {result.why}", result))
         if len(typed) == before and not reasons:
             reasons.append(f"self.{attr} is built by {label}, whose return value cannot be typed")
 
