@@ -29,7 +29,7 @@ OK = REPO / "examples" / "ok"
 MODELS = "sglang/srt/models"
 VERDICTS = {"ok", "broken", "unknown", "missing", "draft"}
 VOLATILE = ("seconds", "cache_hits", "files_parsed", "files_outlined", "functions_parsed", "result_cache",
-            "chains_traced", "chains_reused")
+            "chains_traced", "chains_reused", "jedi_questions", "jedi_answers")
 FUZZ = settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck), database=None)
 
 

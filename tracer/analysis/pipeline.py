@@ -130,6 +130,7 @@ def analyse(resolver: Resolver, protocols: Sequence[Protocol], entries: Mapping[
             models.append(model)
             findings.extend(model.findings)
     memo.save()
+    resolver.project.save_outlines()
     heads = {m.entry for m in models if m.draft}
     analysis = Analysis(tuple(models), tuple(call_sites), tuple(without_draft_heads(deduplicate(findings), heads)),
                         reads)
