@@ -174,12 +174,12 @@ def _scan(path: str | Path, protocols: Sequence[Protocol], cache_dir: str | Path
     # Lazy indexing: outlines (where definitions are) for the entry modules and
     # the modules that mention a protocol name; method bodies are parsed one
     # at a time, only when a chain or the runner walk needs them.
-    tokens = {t for p in chosen for t in p.tokens}
+    tokens = {t.encode() for p in chosen for t in p.tokens}
     in_scope = [m for m in sorted(project.by_module) if any(p.in_scope(m) for p in chosen)]
     requests: dict[str, str] = {}
     for module in in_scope:
         data = project.data(module)
-        mentions = data is None or any(t.encode() in data for t in tokens)
+        mentions = data is None or any(t in data for t in tokens)
         if mentions or any(p.is_entry_module(module) for p in chosen):
             requests[module] = "outline"
     project.load(requests)

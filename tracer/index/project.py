@@ -105,6 +105,7 @@ class Project:
                     f.path, 1, f"duplicate module name {f.module} (also {self.by_module[f.module].path}); ignored"))
                 continue
             self.by_module[f.module] = f
+        self.top_packages = {m.partition(".")[0] for m in self.by_module}  # the tree's top-level names
         self.cache = cache
         self.jobs = jobs or min(os.cpu_count() or 1, 8)
         self.summaries: dict[str, ModuleSummary] = {}

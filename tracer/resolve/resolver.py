@@ -165,8 +165,7 @@ class Resolver:
             mod = ".".join(parts[:cut])
             if mod in self.project.by_module:
                 return self.resolve_name(mod, ".".join(parts[cut:]), depth + 1)
-        top = parts[0]
-        if any(m == top or m.startswith(top + ".") for m in self.project.by_module):
+        if parts[0] in self.project.top_packages:
             return Symbol("unknown", why=f"{target} is not in the scanned tree")
         return Symbol("external", target)
 
