@@ -222,3 +222,11 @@ def test_linear_attention_index_lists_become_full_attention_and_say_so():
     # without the hybrid switch nothing changes
     kept, _ = derive.shrink_config(raw, 8, attention_only=False)
     assert kept["linear_attn_config"]["kda_layers"] == [0, 1, 2, 4, 5, 6]
+
+
+def test_rope_parameters_none_beside_a_theta_becomes_plain_rope():
+    cfg = Cfg(rope_parameters=None, rope_theta=1e7, num_hidden_layers=4)
+    note = build_fixes.fix_for(TypeError("argument of type 'NoneType' is not iterable"), cfg)
+    assert cfg.rope_parameters == {"rope_type": "default", "rope_theta": 1e7} and "rope_theta only" in note
+    no_theta = Cfg(rope_parameters=None, num_hidden_layers=4)
+    assert build_fixes.fix_for(TypeError("argument of type 'NoneType' is not iterable"), no_theta) is None

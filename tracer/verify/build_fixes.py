@@ -27,7 +27,8 @@ import re
 import sys
 from typing import Any
 
-_NONE_ITER = re.compile(r"'NoneType' object is not (iterable|subscriptable)")
+_NONE_ITER = re.compile(r"'NoneType' object is not (iterable|subscriptable)|argument of type 'NoneType' is not "
+                        r"iterable")
 _UNHASHABLE_DICT = "unhashable type: 'dict'"
 _UNEXPECTED_KW = re.compile(r"(\w+)\.__init__\(\) got an unexpected keyword argument '(\w+)'")
 
@@ -57,6 +58,26 @@ def fix_layer_types(hf_config) -> str | None:
         return None
     return (f"config {', '.join(done)}.layer_types = ['full_attention'] * num_hidden_layers (None in the class "
             "defaults; the build read it as a list)")
+
+
+def fix_rope_none(hf_config) -> str | None:
+    """``rope_parameters`` None beside a ``rope_theta``: a config class that
+    names ``rope_theta`` / ``rope_scaling`` itself leaves transformers 5's
+    ``rope_parameters`` None (``self.rope_scaling = None`` after
+    ``super().__init__``), and a model that reads ``rope_parameters`` as a dict
+    fails. Plain rope with that theta. The row notes it: a checkpoint config
+    with ``rope_theta`` only fails the same way in the release as shipped."""
+    done = []
+    for cfg in _configs_in(hf_config):
+        theta = vars(cfg).get("rope_theta")
+        if "rope_parameters" in vars(cfg) and vars(cfg)["rope_parameters"] is None and isinstance(theta, (int, float)):
+            cfg.rope_parameters = {"rope_type": "default", "rope_theta": theta}
+            done.append(type(cfg).__name__)
+    if not done:
+        return None
+    return (f"config {', '.join(done)}.rope_parameters = plain rope from rope_theta (None after loading: the "
+            "config class sets rope_scaling = None after transformers 5's init; a checkpoint config with "
+            "rope_theta only fails the same way in the release as shipped)")
 
 
 def _nested_rope(rope) -> bool:
@@ -112,7 +133,7 @@ def fix_for(exc: BaseException, hf_config) -> str | None:
     text = str(exc)
     if isinstance(exc, TypeError):
         if _NONE_ITER.search(text):
-            return fix_layer_types(hf_config)
+            return fix_layer_types(hf_config) or fix_rope_none(hf_config)
         if _UNHASHABLE_DICT in text:
             return fix_nested_rope(hf_config)
         return fix_unexpected_keyword(text)
