@@ -230,3 +230,51 @@ def test_rope_parameters_none_beside_a_theta_becomes_plain_rope():
     assert cfg.rope_parameters == {"rope_type": "default", "rope_theta": 1e7} and "rope_theta only" in note
     no_theta = Cfg(rope_parameters=None, num_hidden_layers=4)
     assert build_fixes.fix_for(TypeError("argument of type 'NoneType' is not iterable"), no_theta) is None
+
+
+def test_mla_sizes_left_none_by_the_class_defaults_get_the_harness_sizes():
+    raw = {"num_hidden_layers": 4, "hidden_size": 4096, "num_attention_heads": 32, "num_key_value_heads": 8,
+           "kv_lora_rank": None, "qk_nope_head_dim": None, "qk_rope_head_dim": None, "v_head_dim": None}
+    small, notes = derive.shrink_config(raw, 4)
+    assert (small["kv_lora_rank"], small["qk_nope_head_dim"], small["qk_rope_head_dim"], small["v_head_dim"]) == (
+        32, 16, 8, 16)
+    assert any("MLA sizes" in n for n in notes)
+    # a model that sets one of them (or has no MLA keys) is left as it is
+    partial, _ = derive.shrink_config(dict(raw, kv_lora_rank=512), 4)
+    assert partial["qk_nope_head_dim"] is None
+    plain, _ = derive.shrink_config({"num_hidden_layers": 4, "hidden_size": 4096}, 4)
+    assert "kv_lora_rank" not in plain
+
+
+@pytest.mark.skipif(not HAVE_TORCH, reason="torch not importable")
+def test_recorder_sees_the_stream_at_the_first_norm_of_a_norm_list():
+    """A layer whose norms are a ModuleList (one per sub-block) and whose
+    residual lives outside its arguments: the stream is what its first norm
+    receives."""
+    import torch
+
+    from tracer.verify.harness import StreamRecorder, match_aux
+
+    class Layer(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.input_layernorm = torch.nn.ModuleList([torch.nn.LayerNorm(4), torch.nn.LayerNorm(4)])
+            self.lin = torch.nn.Linear(4, 4)
+
+        def forward(self, positions, hidden_states, store):
+            stream = hidden_states + store["residual"]  # the residual is kept outside the call
+            store["residual"] = stream
+            h = self.lin(self.input_layernorm[0](stream))
+            return self.input_layernorm[1](h)
+
+    torch.manual_seed(0)
+    layers = torch.nn.ModuleList([Layer(), Layer(), Layer()])
+    recorder = StreamRecorder(layers)
+    store = {"residual": torch.zeros(2, 4)}
+    hidden = torch.randn(2, 4)
+    aux = []
+    for i, layer in enumerate(layers):
+        aux.append(hidden + store["residual"])  # what a snapshot of the stream before layer i holds
+        hidden = layer(None, hidden, store)
+    captured, _ = match_aux(aux[1:], recorder.take())
+    assert captured == [0, 1]  # the stream before layer i = the output of layer i - 1

@@ -404,6 +404,7 @@ def _all_attention(cfg: dict[str, Any], notes: list[str]) -> None:
 
 # per-layer index lists of linear-attention layers inside a sub-dict (e.g. a
 # linear_attn_config's kda_layers), and the full-attention list beside them
+_MLA_SIZES = ("kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim")
 _LINEAR_INDEX_LISTS = ("kda_layers", "linear_attn_layers", "linear_layers", "mamba_layers")
 _FULL_INDEX_LISTS = ("full_attn_layers", "full_attention_layers")
 
@@ -440,6 +441,10 @@ def shrink_text(cfg: dict[str, Any], layers: int | None, notes: list[str], atten
             cfg[key] = min(cfg[key], value) if cfg[key] > 0 or "head" not in key else value
     if cfg.get("num_experts_per_tok", 0) is None and any(cfg.get(k) for k in ("n_routed_experts", "num_experts")):
         cfg["num_experts_per_tok"] = TEXT_AT_MOST["num_experts_per_tok"]
+    if all(k in cfg and cfg[k] is None for k in _MLA_SIZES):
+        # MLA sizes a config class leaves None by default (real checkpoints set them)
+        cfg.update({k: TEXT_SIZES[k] for k in _MLA_SIZES})
+        notes.append("MLA sizes (" + ", ".join(_MLA_SIZES) + ") None in the class defaults: the harness's sizes")
     if cfg.get("q_lora_rank"):
         cfg["q_lora_rank"] = 48
     if "kv_lora_rank" in cfg and isinstance(cfg.get("num_key_value_heads"), int):

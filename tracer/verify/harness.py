@@ -154,8 +154,9 @@ class StreamRecorder:
         for index, layer in enumerate(layers):
             # the first norm the layer calls (input_layernorm, or e.g. the
             # attention_layernorm a layer-boundary stage applies)
-            norms = [m for n, m in layer.named_children() if "norm" in type(m).__name__.lower()
-                     or "norm" in n.lower()]
+            # (a list of norms, one per sub-block, counts with its members)
+            norms = [sub for n, m in layer.named_children() if "norm" in type(m).__name__.lower()
+                     or "norm" in n.lower() for sub in (m if isinstance(m, torch.nn.ModuleList) else [m])]
             for norm in norms:
                 self.handles.append(norm.register_forward_hook(first_norm_hook(index)))
             self._wrap(layer, index, arm)
