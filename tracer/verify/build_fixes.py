@@ -33,6 +33,9 @@ _UNHASHABLE_DICT = "unhashable type: 'dict'"
 _UNEXPECTED_KW = re.compile(r"(\w+)\.__init__\(\) got an unexpected keyword argument '(\w+)'")
 
 RELEASE_BUG = "RELEASE BUG WORKED AROUND"
+# fixes that outlive the build that needed them (a patched class): every later
+# build in the process notes them too (a worker builds once per protocol)
+PROCESS_PATCHES: list[str] = []
 
 
 def _configs_in(cfg, seen=None):
@@ -123,9 +126,11 @@ def fix_unexpected_keyword(message: str) -> str | None:
 
     cls.__init__ = __init__
     cls._tracer_dropped = keyword
-    return (f"{RELEASE_BUG}: {cls.__module__}.{cls_name}.__init__ takes no `{keyword}`, which its model "
+    note = (f"{RELEASE_BUG}: {cls.__module__}.{cls_name}.__init__ takes no `{keyword}`, which its model "
             f"loop passes (TypeError at build): the keyword is dropped for that class. The release cannot "
             f"build this class as shipped")
+    PROCESS_PATCHES.append(note)
+    return note
 
 
 def fix_for(exc: BaseException, hf_config) -> str | None:

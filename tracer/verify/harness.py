@@ -423,6 +423,7 @@ def build_derived(adapter: Adapter, entry: str, layers: int | None, device: str,
     adapter.deepseek_mla_under_torch_native()
     adapter.before_build()
     model = _construct(adapter, entry_cls, hf_config, device, notes)
+    notes.extend(n for n in build_fixes.PROCESS_PATCHES if n not in notes)
     model.eval()
     adapter.after_build(model)
     randomize(model)
