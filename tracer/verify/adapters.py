@@ -26,7 +26,7 @@ import sys
 from pathlib import Path
 from types import SimpleNamespace
 
-from . import stubs
+from . import build_fixes, stubs
 
 
 class FrameworkNotFound(RuntimeError):
@@ -226,6 +226,18 @@ class Adapter:
     def init_dp_attention(self, hf_config) -> None:
         pass
 
+    def before_build(self) -> None:
+        """Torch-native stand-ins for kernels the entry's modules refuse
+        (build_fixes), installed once the entry is imported; each noted."""
+        if self.layout != "runtime-context":
+            return
+        standin: list[str] = []
+        if self.device == "cuda":
+            build_fixes.install_moe_standin(standin)
+        build_fixes.install_dsa_indexer_standin(standin)
+        for note in standin:
+            self._note(note)
+
     def after_build(self, model) -> None:
         """Adjust op dispatch on a built model (never its capture code).
 
@@ -314,7 +326,11 @@ class RuntimeContextAdapter(Adapter):
     def prepare_process(self) -> None:
         # every fused op (RMSNorm, SiluAndMul, rope, top-k) on forward_native
         os.environ.setdefault("SGLANG_FORCE_FUSED_OP_BACKEND", "torch")
+        # the DSA indexer's torch paged-MQA-logits path instead of DeepGEMM (the
+        # release's own switch; its model hook sets it where DeepGEMM lacks the kernel)
+        os.environ.setdefault("SGLANG_FP8_PAGED_MQA_LOGITS_TORCH", "1")
         super().prepare_process()
+        self._note("env SGLANG_FP8_PAGED_MQA_LOGITS_TORCH=1 (the DSA indexer's torch path, no DeepGEMM)")
         self._note("env SGLANG_FORCE_FUSED_OP_BACKEND="
                    f"{os.environ['SGLANG_FORCE_FUSED_OP_BACKEND']} (fused ops run forward_native)")
         if self.device == "cpu":

@@ -402,6 +402,28 @@ def _all_attention(cfg: dict[str, Any], notes: list[str]) -> None:
                      "layer count and decoder loop unchanged")
 
 
+# per-layer index lists of linear-attention layers inside a sub-dict (e.g. a
+# linear_attn_config's kda_layers), and the full-attention list beside them
+_MLA_SIZES = ("kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim")
+_LINEAR_INDEX_LISTS = ("kda_layers", "linear_attn_layers", "linear_layers", "mamba_layers")
+_FULL_INDEX_LISTS = ("full_attn_layers", "full_attention_layers")
+
+
+def _linear_layer_lists_to_attention(cfg: dict[str, Any], n: int, notes: list[str]) -> None:
+    for key, sub in cfg.items():
+        if not isinstance(sub, dict) or not any(isinstance(sub.get(k), list) for k in _LINEAR_INDEX_LISTS):
+            continue
+        for k in _LINEAR_INDEX_LISTS:
+            if isinstance(sub.get(k), list):
+                sub[k] = []
+        for k in _FULL_INDEX_LISTS:
+            if isinstance(sub.get(k), list):
+                sub[k] = list(range(n))
+        notes.append(f"ARCHITECTURE CHANGED: {key}'s linear-attention layer lists emptied, every layer a "
+                     "full-attention layer (no state pool for linear attention here; layer count and decoder "
+                     "loop unchanged)")
+
+
 def shrink_text(cfg: dict[str, Any], layers: int | None, notes: list[str], attention_only: bool = True) -> None:
     head_dim = TEXT_SIZES["head_dim"]
     for key, value in TEXT_SIZES.items():
@@ -419,6 +441,10 @@ def shrink_text(cfg: dict[str, Any], layers: int | None, notes: list[str], atten
             cfg[key] = min(cfg[key], value) if cfg[key] > 0 or "head" not in key else value
     if cfg.get("num_experts_per_tok", 0) is None and any(cfg.get(k) for k in ("n_routed_experts", "num_experts")):
         cfg["num_experts_per_tok"] = TEXT_AT_MOST["num_experts_per_tok"]
+    if all(k in cfg and cfg[k] is None for k in _MLA_SIZES):
+        # MLA sizes a config class leaves None by default (real checkpoints set them)
+        cfg.update({k: TEXT_SIZES[k] for k in _MLA_SIZES})
+        notes.append("MLA sizes (" + ", ".join(_MLA_SIZES) + ") None in the class defaults: the harness's sizes")
     if cfg.get("q_lora_rank"):
         cfg["q_lora_rank"] = 48
     if "kv_lora_rank" in cfg and isinstance(cfg.get("num_key_value_heads"), int):
@@ -488,6 +514,8 @@ def shrink_text(cfg: dict[str, Any], layers: int | None, notes: list[str], atten
         notes.append("rope_parameters empty in the class defaults: plain rope")
     if attention_only:
         _all_attention(cfg, notes)
+        if isinstance(n, int):
+            _linear_layer_lists_to_attention(cfg, n, notes)
     for rope_key in ("rope_scaling", "rope_parameters"):
         rope = cfg.get(rope_key)
         if not isinstance(rope, dict):
@@ -548,10 +576,57 @@ def shrink_config(raw: dict[str, Any], layers: int | None,
                 walk(value, vision or _is_vision_key(key))
 
     walk(cfg, False)
+    shrink_token_ids(cfg, TEXT_SIZES["vocab_size"])
     text = text_part(cfg)
     if text is not cfg and "hidden_size" in cfg and layers is not None:
         cfg["num_hidden_layers"] = text.get("num_hidden_layers", layers)
     return cfg, notes
+
+
+_TOKEN_ID_KEY = re.compile(r"(^|_)(token_id|token_index|token_ids)$|^(bo|eo)[a-z]_token")
+# special ids land here (the prompt draws its ids below, harness.PROMPT_VOCAB = 128)
+_SPECIAL_ID_BASE = 192
+
+
+def shrink_token_ids(cfg: dict[str, Any], vocab: int) -> None:
+    """Special token ids (``image_token_id``, ``eoi_token_id`` ...) beyond the
+    shrunk vocabulary, anywhere in the tree, moved inside it: each distinct id
+    gets its own slot from ``_SPECIAL_ID_BASE`` up, in order of value (a model
+    that indexes its logits or embedding with one must not read out of
+    bounds). Ids already inside the vocabulary are kept."""
+    found: list[int] = []
+
+    def collect(node: Any) -> None:
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if isinstance(value, (dict, list)) and not _TOKEN_ID_KEY.search(str(key)):
+                    collect(value)
+                elif _TOKEN_ID_KEY.search(str(key)):
+                    for v in (value if isinstance(value, list) else [value]):
+                        if isinstance(v, int) and not isinstance(v, bool) and v >= vocab:
+                            found.append(v)
+        elif isinstance(node, list):
+            for item in node:
+                collect(item)
+
+    collect(cfg)
+    slots = {v: min(_SPECIAL_ID_BASE + i, vocab - 1) for i, v in enumerate(sorted(set(found)))}
+
+    def apply(node: Any) -> None:
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if _TOKEN_ID_KEY.search(str(key)):
+                    if isinstance(value, list):
+                        node[key] = [slots.get(v, v) if isinstance(v, int) else v for v in value]
+                    elif isinstance(value, int) and not isinstance(value, bool):
+                        node[key] = slots.get(value, value)
+                elif isinstance(value, (dict, list)):
+                    apply(value)
+        elif isinstance(node, list):
+            for item in node:
+                apply(item)
+
+    apply(cfg)
 
 
 def text_part(cfg: dict[str, Any]) -> dict[str, Any]:
@@ -572,11 +647,31 @@ def default_config_dict(config_cls) -> dict[str, Any]:
     raw = json.loads(instance.to_json_string(use_diff=False))
     for key, sub_cls in (getattr(config_cls, "sub_configs", None) or {}).items():
         if raw.get(key) is None and isinstance(sub_cls, type):
-            try:
-                raw[key] = json.loads(sub_cls().to_json_string(use_diff=False))
-            except Exception:
-                pass
+            sub = _sub_config_defaults(sub_cls, raw)
+            if sub is not None:
+                raw[key] = sub
     return raw
+
+
+_MISSING_ARGS = re.compile(r"missing \d+ required (?:positional|keyword-only) arguments?: (.*)")
+
+
+def _sub_config_defaults(sub_cls, parent: dict[str, Any]) -> dict[str, Any] | None:
+    """A sub-config's defaults; an argument it requires (no default) is taken
+    from the parent's field of the same name when the parent has one."""
+    kwargs: dict[str, Any] = {}
+    for _ in range(2):
+        try:
+            return json.loads(sub_cls(**kwargs).to_json_string(use_diff=False))
+        except TypeError as exc:
+            m = _MISSING_ARGS.search(str(exc))
+            names = re.findall(r"'(\w+)'", m.group(1)) if m else []
+            if not names or any(n not in parent for n in names):
+                return None
+            kwargs.update({n: parent[n] for n in names})
+        except Exception:
+            return None
+    return None
 
 
 def derived_raw_config(entry_cls, layers: int | None, arch: str) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -587,9 +682,15 @@ def derived_raw_config(entry_cls, layers: int | None, arch: str) -> tuple[dict[s
     notes = list(dict.fromkeys(notes))
     tiny["architectures"] = [arch]
     tiny.setdefault("model_type", getattr(config_cls, "model_type", None))
-    tiny["torch_dtype"] = "float32"
+    tiny["torch_dtype"] = run_dtype()
     return tiny, {"config_class": f"{config_cls.__module__}.{config_cls.__name__}", "found_by": how,
                   "notes": notes}
+
+
+def run_dtype() -> str:
+    from .build_fixes import RUN_DTYPE
+
+    return RUN_DTYPE[0]
 
 
 def load_through_release(tiny: dict[str, Any], config_cls_name: str | None, folder: str):
@@ -607,7 +708,7 @@ def load_through_release(tiny: dict[str, Any], config_cls_name: str | None, fold
         kwargs = {}
         if "trust_remote_code" in inspect.signature(ModelConfig.__init__).parameters:
             kwargs["trust_remote_code"] = False
-        mc = ModelConfig(str(path), dtype="float32", **kwargs)
+        mc = ModelConfig(str(path), dtype=run_dtype(), **kwargs)
         return mc.hf_config, "ModelConfig(config.json)", mc
     except Exception as exc:
         errors.append(f"ModelConfig: {type(exc).__name__}: {_short(exc, 160)}")

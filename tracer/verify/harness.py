@@ -40,7 +40,7 @@ import time
 import traceback
 from typing import Any
 
-from . import derive, stubs
+from . import build_fixes, derive, stubs
 from .adapters import Adapter
 from .families import (
     Family,
@@ -67,11 +67,11 @@ FILL_DEFAULTS = dict(
     num_experts_per_tok=2, moe_intermediate_size=32, rope_theta=10000.0, attention_bias=False,
     mlp_bias=False, head_dim=16, rms_norm_eps=1e-6, hidden_act="silu", tie_word_embeddings=False,
     use_qk_norm=False, sliding_window=None, rope_scaling=None, layer_types=None, encoder_only=False,
-    n_groups=1,
+    n_groups=1, layernorm_epsilon=1e-6,
     # with every layer made a full-attention layer (derive._all_attention)
     full_attention_interval=1,
 )
-_ALIAS_PREFIXES = ("vt_", "text_", "vision_", "mm_", "llm_", "model_")
+_ALIAS_PREFIXES = ("vt_", "text_", "vision_", "mm_", "llm_", "model_", "swa_")
 
 
 def _kwargs_for(fn, **candidates):
@@ -154,8 +154,9 @@ class StreamRecorder:
         for index, layer in enumerate(layers):
             # the first norm the layer calls (input_layernorm, or e.g. the
             # attention_layernorm a layer-boundary stage applies)
-            norms = [m for n, m in layer.named_children() if "norm" in type(m).__name__.lower()
-                     or "norm" in n.lower()]
+            # (a list of norms, one per sub-block, counts with its members)
+            norms = [sub for n, m in layer.named_children() if "norm" in type(m).__name__.lower()
+                     or "norm" in n.lower() for sub in (m if isinstance(m, torch.nn.ModuleList) else [m])]
             for norm in norms:
                 self.handles.append(norm.register_forward_hook(first_norm_hook(index)))
             self._wrap(layer, index, arm)
@@ -276,6 +277,12 @@ def _construct(adapter: Adapter, entry_cls, hf_config, device: str, notes: list[
                 if "config" in params and params["config"].kind is inspect.Parameter.KEYWORD_ONLY:
                     return entry_cls(config=hf_config, **kwargs)
                 return entry_cls(hf_config, **kwargs)
+        except TypeError as exc:
+            fix = build_fixes.fix_for(exc, hf_config) if filled < 12 else None
+            if fix is None:
+                raise
+            notes.append(fix)
+            filled += 1
         except AttributeError as exc:
             fill = _fill_for(hf_config, str(exc))
             if fill is None or filled >= 12:
@@ -311,6 +318,9 @@ def _fill_for(hf_config, message: str):
     for prefix in _ALIAS_PREFIXES:
         if attr.startswith(prefix) and hasattr(obj, attr[len(prefix):]):
             return obj, attr, getattr(obj, attr[len(prefix):]), f"the defaults lack it; alias of {attr[len(prefix):]}"
+    alias = build_fixes.alias_of(obj, attr)
+    if alias is not None:
+        return (obj, attr) + alias
     if attr == "text_hidden_size":
         return obj, attr, derive.text_config_of(hf_config).hidden_size, "the text model's hidden size"
     if attr == "is_moe_layer" and isinstance(getattr(obj, "num_hidden_layers", None), int):
@@ -376,7 +386,7 @@ def build_derived(adapter: Adapter, entry: str, layers: int | None, device: str,
     partial = partial if partial is not None else {}
 
     torch.manual_seed(0)
-    torch.set_default_dtype(torch.float32)
+    torch.set_default_dtype(getattr(torch, build_fixes.RUN_DTYPE[0]))
     root = adapter.release.root
     entry_cls = derive.import_entry(root, entry)
     arch = entry.rsplit(".", 1)[-1]
@@ -385,7 +395,7 @@ def build_derived(adapter: Adapter, entry: str, layers: int | None, device: str,
         tiny, shrink_notes = derive.shrink_config(target_raw, layers)
         notes.extend(dict.fromkeys(shrink_notes))
         tiny["architectures"] = [arch]
-        tiny["torch_dtype"] = "float32"
+        tiny["torch_dtype"] = build_fixes.RUN_DTYPE[0]
         provenance = {"config_class": None, "found_by": "--target-config (a real config.json shrunk)",
                       "notes": []}
         try:
@@ -411,7 +421,9 @@ def build_derived(adapter: Adapter, entry: str, layers: int | None, device: str,
                                  f"written {want}); not built")
     adapter.init_dp_attention(text)
     adapter.deepseek_mla_under_torch_native()
+    adapter.before_build()
     model = _construct(adapter, entry_cls, hf_config, device, notes)
+    notes.extend(n for n in build_fixes.PROCESS_PATCHES if n not in notes)
     model.eval()
     adapter.after_build(model)
     randomize(model)
@@ -525,7 +537,8 @@ class Case:
                                           enable_memory_saver=False)
         layout = self.layout
         layer_num = max(layout["layer_num"], self.layers_n)
-        common = dict(size=SPARE_LOC + 1, page_size=1, dtype=torch.float32,
+        dtype = torch.get_default_dtype()
+        common = dict(size=SPARE_LOC + 1, page_size=1, dtype=dtype,
                       layer_num=layer_num, device=self.device, enable_memory_saver=False,
                       enable_alt_stream=False)
         if layout["mla"]:
@@ -547,7 +560,7 @@ class Case:
             self.pool_kind = "MHATokenToKVPool"
             if not layout["uniform"]:
                 _per_layer_buffers(self.kv_pool, dict(layout, layer_num=layer_num), self.device,
-                                   torch.float32, SPARE_LOC + 1)
+                                   dtype, SPARE_LOC + 1)
                 self.pool_kind = "MHATokenToKVPool, one buffer a layer"
                 self.notes.append("KV pool: MHATokenToKVPool with one buffer a layer (the layers "
                                   "differ in heads or head sizes)")
@@ -869,6 +882,8 @@ def run_case(adapter: Adapter, family: Family, raw_config: dict[str, Any], runne
 
 def run_derived(adapter: Adapter, entry: str, protocol: str, runner_ids, device: str, want_graph: bool,
                 layers: int | None, target_raw: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Any entry class, its family derived from the release."""
-    return run_built(adapter, lambda partial: build_derived(adapter, entry, layers, device, target_raw, partial),
-                     protocol, runner_ids, device, want_graph)
+    """Any entry class, its family derived from the release (again in
+    bfloat16 when its own code pins bf16 and float32 fails: build_fixes)."""
+    return build_fixes.with_dtype_retry(lambda: run_built(
+        adapter, lambda partial: build_derived(adapter, entry, layers, device, target_raw, partial),
+        protocol, runner_ids, device, want_graph))
