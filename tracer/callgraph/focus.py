@@ -9,6 +9,7 @@ time). The answer is cached by the chosen files' contents, like the whole graph'
 from __future__ import annotations
 
 import time
+from fnmatch import fnmatchcase
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -158,6 +159,11 @@ def _seed_readers(ir: ModuleIR, entry_seeds: dict[str, str], memo: dict[str, set
     return found
 
 
+def _runner_module(module: str, seed_modules: tuple[str, ...]) -> bool:
+    """Whether the solver may seed a receiver read in ``module`` (the runner's modules; none named: any)."""
+    return not seed_modules or any(fnmatchcase(module, p) for p in seed_modules)
+
+
 def _within(step: Callable[[str], Iterable[str]], starts: set[str], depth: int) -> set[str]:
     frontier, reached = set(starts), set(starts)
     for _ in range(max(0, depth)):
@@ -239,7 +245,8 @@ def neighbourhood_call_graph(path: str | Path, cache: SummaryCache, names: Itera
             need.update(by_module[m] for m in uses[i].get(si, ()) if m in by_module)
         # a runner's call of a pack's setter reached (its receiver is seeded with the entry classes):
         # the modules naming the entry variable, so that the seed has its classes
-        if entry_seeds and not seeded and any(si in _seed_readers(irs[i], entry_seeds, readers) for i, si in scopes if si):
+        if entry_seeds and not seeded and any(si in _seed_readers(irs[i], entry_seeds, readers) for i, si in scopes
+                                              if si and _runner_module(files[i].module, seed_modules)):
             seeded = True
             marks = [v.encode() + b" =" for v in set(entry_seeds.values())]
             need.update(i for i, d in enumerate(datas) if d is not None and any(m in d for m in marks))

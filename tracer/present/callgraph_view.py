@@ -84,7 +84,8 @@ def call_graph_dot(graph: nx.DiGraph) -> pydot.Dot:
     ``Class.method``, boxed by module (the module's name on its box); the capture path first
     (the modules calling a start, then the starts' modules in call order) and drawn bold; a call
     no value proves dashed red and counted in the legend; start nodes highlighted."""
-    dot = pydot.Dot("callgraph", graph_type="digraph", rankdir="LR", fontname="Helvetica", newrank="true",
+    # concentrate: the runner's fan-out into tens of setters is one trunk, not tens of crossing lines
+    dot = pydot.Dot("callgraph", graph_type="digraph", rankdir="LR", fontname="Helvetica", newrank="true", concentrate="true",
                     nodesep="0.15", ranksep="0.6", labeljust="l", labelloc="t")
     dot.set_node_defaults(shape="box", style="rounded,filled", fillcolor="#ffffff", fontname="Helvetica", fontsize="10")
     dot.set_edge_defaults(fontname="Helvetica", fontsize="9")
@@ -112,15 +113,15 @@ def call_graph_dot(graph: nx.DiGraph) -> pydot.Dot:
         colour, style = EDGE_STYLE.get(kind, EDGE_STYLE["call"])
         style_of: dict[str, Any] = {"color": colour, "style": style}
         if proof != "values":
-            style_of.update(color=ASSUMED_COLOUR, style="dashed", fontcolor=ASSUMED_COLOUR, label=_quote("assumed"),
-                            tooltip=_quote(f"assumed: {ASSUMED_WHY.get(proof, proof)}"))
+            # no label: a fan-out of tens of them is the runner's (the key says what dashed means)
+            style_of.update(color=ASSUMED_COLOUR, style="dashed", tooltip=_quote(f"assumed: {ASSUMED_WHY.get(proof, proof)}"))
         elif kind != "call":
             style_of.update(label=_quote(kind), fontcolor=colour)
         if v in starts:  # the capture path: a call of a capture setter
             style_of.update(penwidth="2")
         dot.add_edge(pydot.Edge(ids[u], ids[v], **style_of))
     dot.set("label", _quote(legend(graph)))
-    dot.set("fontsize", "10")
+    dot.set("fontsize", "16")
     return dot
 
 
