@@ -263,10 +263,10 @@ class Solver(Seeds):
 
     # -- instructions -------------------------------------------------------------------------------
     def solve(self) -> None:
-        for m, (base, sbase, cbase) in zip(self.irs, self.offsets):
-            for instr in m.instrs:
-                if instr[0] == "star":
-                    self.stars.setdefault(m.module, []).append(instr[1])
+        for m in self.irs:
+            stars = getattr(m.instrs, "stars", None)  # a marshalled module knows its star imports
+            for name in stars if stars is not None else (ins[1] for ins in m.instrs if ins[0] == "star"):
+                self.stars.setdefault(m.module, []).append(name)
         modules, self.irs = self.irs, []
         for at, (base, sbase, cbase) in enumerate(self.offsets):
             m, modules[at] = modules[at], None  # type: ignore[call-overload]  # installed: freed as we go
