@@ -51,7 +51,8 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from tracer.callgraph.build import solve_tree, tree_layout as _layout  # noqa: E402
+from tracer.callgraph.build import solve_tree  # noqa: E402
+from tracer.callgraph.build import tree_layout as _layout  # noqa: E402
 from tracer.callgraph.compile import compile_module  # noqa: E402
 from tracer.index.discover import list_sources  # noqa: E402
 

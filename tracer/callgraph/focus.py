@@ -9,15 +9,22 @@ time). The answer is cached by the chosen files' contents, like the whole graph'
 from __future__ import annotations
 
 import time
-from fnmatch import fnmatchcase
 from collections.abc import Callable, Iterable
+from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any
 
 import networkx as nx
 
-from tracer.callgraph.build import (compile_all, graph_of, public_stats, read_all, seeding_modules, solve_tree,
-                                   tree_layout)
+from tracer.callgraph.build import (
+    compile_all,
+    graph_of,
+    public_stats,
+    read_all,
+    seeding_modules,
+    solve_tree,
+    tree_layout,
+)
 from tracer.callgraph.ir import ModuleIR
 from tracer.callgraph.store import Store, tree_key
 from tracer.index.cache import SummaryCache

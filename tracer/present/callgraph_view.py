@@ -106,7 +106,7 @@ def call_graph_dot(graph: nx.DiGraph) -> pydot.Dot:
             if n in starts:
                 attrs.update(fillcolor="#e8f0fe", color="#1a73e8", penwidth="2")
             cluster.add_node(pydot.Node(ids[n], **attrs))
-        dot.add_subgraph(cluster)
+        dot.add_subgraph(cluster)  # type: ignore[arg-type]  # a Cluster is a Subgraph (the stubs say otherwise)
     for u, v in sorted(graph.edges, key=lambda e: (e[1] not in starts, e)):
         kind = graph.edges[u, v].get("kind", "call")
         proof = graph.edges[u, v].get("proof") or "values"
