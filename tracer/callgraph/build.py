@@ -189,10 +189,11 @@ def graph_of(nodes: list[str], edges: list[tuple[str, str, str]], call_stats: di
     """The DiGraph of a solve's answer: every edge with its ``kind`` and its ``proof`` ("values", or
     why no value proves it: the seed its receiver rests on)."""
     assumed = {(u, v): why for u, v, why in call_stats.get("edges_assumed", ())}
+    names = {n: short(n) for n in nodes}  # once per node, not twice per edge (a warm answer's cost)
     graph = nx.DiGraph()
-    graph.add_nodes_from(short(n) for n in nodes)
-    for u, v, kind in edges:
-        graph.add_edge(short(u), short(v), kind=kind, proof=assumed.get((u, v), "values"))
+    graph.add_nodes_from(names.values())
+    graph.add_edges_from((names.get(u) or short(u), names.get(v) or short(v),
+                          {"kind": kind, "proof": assumed.get((u, v), "values")}) for u, v, kind in edges)
     return graph
 
 
