@@ -169,3 +169,15 @@ def test_plain_dot_marks_assumed_edges(tmp_path):
     text = out.read_text()
     assert f'"{RUNNER}" -> "{LLAMA}" [label="call", style=dashed, proof="entry-classes"];' in text
     assert f'"{LLAMA}" -> "{LLAMA_MODEL}" [label="call"];' in text
+
+
+def test_a_fork_under_another_package_name_is_still_seeded_at_its_runner(tmp_path):
+    """The seed's modules are the packs' runner modules (sglang.srt.model_executor.*); a tree holding
+    none of them (a fork renamed) is seeded anywhere, as before, and the edge is still marked."""
+    root = tmp_path / "fork"
+    for name, text in FILES.items():
+        path = root / name.replace("sglang/", "myfork/", 1)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text).replace("sglang.", "myfork."))
+    data = graph(str(root / "myfork" / "srt"), "--format", "json")
+    assert data["edge_provenance"][f"{RUNNER}->{LLAMA}"] == "entry-classes"
