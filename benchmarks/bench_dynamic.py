@@ -1,6 +1,6 @@
 """Benchmark: tracer's whole call graph (`tracer graph --all`) against the calls real test suites make.
 
-    python benchmarks/bench_dynamic.py [--only NAME ...] [--json OUT] [--misses N] [--judge]
+    python benchmarks/bench_dynamic.py [--only NAME ...] [--json OUT] [--misses N] [--judge] [--peers VENV/bin]
 
 Each package below is a real pure-Python release from PyPI, fetched as an sdist with the
 ordinary client (``pip download --no-deps --no-binary :all:``) into
