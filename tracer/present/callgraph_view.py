@@ -138,7 +138,8 @@ def legend(graph: nx.DiGraph) -> str:
 
 def _path_order(graph: nx.DiGraph, modules: dict[str, list[str]], starts: set[str]) -> list[str]:
     """Modules in reading order: those calling a start from outside the starts (the runner), then
-    the starts' modules by how many setter calls deep they are from there, then the rest by name."""
+    the starts' modules by how many setter calls deep they are from there, then the rest by name,
+    modules of lone functions (no call in or out) last."""
     depth: dict[str, int] = {}
     frontier = {n for n in starts if not any(p in starts for p in graph.predecessors(n))} or set(starts)
     level = 0
@@ -153,6 +154,8 @@ def _path_order(graph: nx.DiGraph, modules: dict[str, list[str]], starts: set[st
         members = modules[module]
         if any(n in callers for n in members):
             return (0, 0, module)
+        if not any(graph.degree(n) for n in members):  # a setter nothing here calls or is called by: last
+            return (3, 0, module)
         found = [depth[n] for n in members if n in depth]
         return (1, min(found), module) if found else (2, 0, module)
     return sorted(modules, key=key)
