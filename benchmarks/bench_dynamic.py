@@ -1,6 +1,6 @@
 """Benchmark: tracer's whole call graph (`tracer graph --all`) against the calls real test suites make.
 
-    python benchmarks/bench_dynamic.py [--only NAME ...] [--json OUT] [--misses N] [--judge]
+    python benchmarks/bench_dynamic.py [--only NAME ...] [--json OUT] [--misses N] [--judge] [--peers VENV/bin]
 
 Each package below is a real pure-Python release from PyPI, fetched as an sdist with the
 ordinary client (``pip download --no-deps --no-binary :all:``) into
@@ -51,7 +51,8 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from tracer.callgraph.build import _layout, solve_tree  # noqa: E402
+from tracer.callgraph.build import solve_tree  # noqa: E402
+from tracer.callgraph.build import tree_layout as _layout  # noqa: E402
 from tracer.callgraph.compile import compile_module  # noqa: E402
 from tracer.index.discover import list_sources  # noqa: E402
 
@@ -326,6 +327,8 @@ def main() -> int:
     ap.add_argument("--json", dest="json_out")
     ap.add_argument("--misses", type=int, default=0, help="print N missed edges per package")
     ap.add_argument("--judge", action="store_true", help="print the sampled extra edges not judged yet")
+    ap.add_argument("--peers", metavar="BIN", type=Path,
+                    help="also score jarviscg and pyan3 from this bin folder (a throwaway venv's: benchmarks/peers.py)")
     opts = ap.parse_args()
     verdicts = json.loads(VERDICTS.read_text()) if VERDICTS.exists() else {}
     verdicts.pop("_about", None)
@@ -374,6 +377,17 @@ def main() -> int:
             for e in sample:
                 if edge_key(e) not in mine:
                     print("  JUDGE", show_edge(root, e, names, texts).replace("\n", "\n    "))
+        if opts.peers:
+            from peers import TOOLS, peer_recall
+
+            where: dict[str, list] = defaultdict(list)
+            for node, qual in named.items():
+                where[qual].append(node)
+            peer_rows = {tool: peer_recall(tool, opts.peers, root, pkg_dir, path_entry, skip, set(dyn), where)
+                         for tool in TOOLS}
+            for tool, row in peer_rows.items():
+                print(f"    peer {tool:<9} " + (row["error"] if "error" in row else
+                      f"recall {row['recall']:.3f} ({row['found']}/{len(dyn)}; {row['edges']} edges, {row['seconds']} s)"))
         report[name] = {"version": version, "style": style, "dynamic_edges": len(dyn), "found": len(found),
                         "recall": round(recall, 4), "recall_without_generator_artefacts": round(recall_no_artefacts, 4),
                         "extra": len(extra), "sample": len(sample),
@@ -383,7 +397,8 @@ def main() -> int:
                         "unbound_by_cause": stats.get("unbound_by_cause", {}),
                         "missed": [edge_key(e) for e in missed],
                         "impossible_edges": [edge_key(e) for e in sample if mine.get(edge_key(e)) == "impossible"],
-                        "seconds_tests": round(t_dyn, 2), "seconds_graph": round(t_static, 2)}
+                        "seconds_tests": round(t_dyn, 2), "seconds_graph": round(t_static, 2),
+                        **({"peers": peer_rows} if opts.peers else {})}
     if report:
         dyn_total = sum(r["dynamic_edges"] for r in report.values())
         found_total = sum(r["found"] for r in report.values())

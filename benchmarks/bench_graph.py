@@ -22,6 +22,8 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
+# the neighbourhoods the issue times (--from NAME --depth 2, target 10 s cold)
+FROM_NAMES = ("KimiK25ForConditionalGeneration.set_eagle3_layers_to_capture", "ModelRunner.initialize")
 
 
 def default_srt() -> Path:
@@ -103,6 +105,14 @@ def measure(srt: Path, files: list[Path], jobs: int, parse_wall: float, parse_cp
     print(f"warm: answer from cache: {warm_stats['answer_cached']} ({warm_stats['files_total']} files hashed, "
           f"{warm_stats['files_parsed']} parsed)")
     print(f"cold / libcst parse: {cold[0] / parse_wall:.2f}x wall, {cold[1] / parse_cpu:.2f}x CPU")
+    print("\n| `--from NAME --depth 2`, cold (empty cache) | wall s | CPU s | peak RSS MiB | files solved |\n|---|---|---|---|---|")
+    for name in FROM_NAMES:
+        with tempfile.TemporaryDirectory(prefix="tracer-bench-from-") as empty:
+            around = Path(empty) / "around.json"
+            took = run([sys.executable, "-m", "tracer", "graph", str(srt), "--all", "--from", name, "--depth", "2",
+                        "--format", "json", "-j", str(jobs), "--cache-dir", empty, "-o", str(around)], env)
+            solved = json.loads(around.read_text())["stats"]["files_solved"]
+        print(f"| {name} | {took[0]:.1f} | {took[1]:.1f} | {took[2]:.0f} | {solved} |")
     print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}")
 
 

@@ -27,7 +27,7 @@ SETTER = "set_eagle3_layers_to_capture"
 
 
 @pytest.fixture(scope="session")
-def srt_graph(tmp_path_factory):
+def srt_json(tmp_path_factory):
     release = release_dir("0.5.23")
     root = tmp_path_factory.mktemp("srt-subset")
     srt = root / "sglang" / "srt"
@@ -38,8 +38,30 @@ def srt_graph(tmp_path_factory):
                         ignore=shutil.ignore_patterns("*.pyc", "__pycache__"))
     result = CliRunner().invoke(main, ["graph", str(srt), "--all", "--format", "json", "--no-cache"])
     assert result.exit_code == 0, result.stderr
-    data = json.loads(result.stdout)
+    return json.loads(result.stdout)
+
+
+@pytest.fixture(scope="session")
+def srt_graph(srt_json):
+    data = srt_json
     return {tuple(e) for e in data["edges"]}, data["edge_kinds"], set(data["nodes"])
+
+
+def test_a_model_built_from_another_packages_registry_binds_to_no_model_of_the_tree(srt_json):
+    # models/mindspore.py:33: MindSporeForCausalLM's self.model is a class that
+    # import_model_classes("sgl_mindspore.models") picks at run time; its setter (mindspore.py:220)
+    # calls self.model.set_eagle3_layers_to_capture: no model of this tree, and no runner's receiver
+    ms = f"models.mindspore.MindSporeForCausalLM.{SETTER}"
+    assert ms in srt_json["nodes"]
+    assert not [v for u, v in srt_json["edges"] if u == ms]
+
+
+def test_the_runners_calls_into_the_entry_classes_are_assumed_and_delegations_proven(srt_json):
+    proof = srt_json["edge_provenance"]
+    configure = "model_executor.model_runner_components.attention_backend_setup.configure_aux_hidden_state_capture"
+    assert proof[f"{configure}->{KIMI}.{SETTER}"] == "entry-classes"
+    assert proof[f"{KIMI}.{SETTER}->{DEEPSEEK}.{SETTER}"] == "values"
+    assert srt_json["stats"]["edges_assumed_by_reason"]["entry-classes"] > 20
 
 
 def test_kimi_wrapper_setter_reaches_the_inherited_deepseek_setter(srt_graph):

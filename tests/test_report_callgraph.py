@@ -45,6 +45,14 @@ def test_report_draws_the_setters_value_flow_neighbourhood(tmp_path):
     assert not any("layers_to_capture" in n and not n.endswith(setter) for n in names.values())
     index = (out / "index.html").read_text()
     assert "value-flow call graph" in index and "protocol subgraph" not in index
+    # the runner's call rests on the entry-class seed: dashed, and counted apart in the caption and key
+    dot = (out / "callgraph.dot").read_text()
+    ids = {name: i for i, name in names.items()}
+    runner_edge = re.search(rf"^{ids[runner]} -> {ids[PREFIX + 'models.qwen2.Qwen2ForCausalLM.' + setter]} \[(.*)\];$",
+                            dot, re.M)
+    assert runner_edge and "dashed" in runner_edge.group(1)
+    assert re.search(r"\d+ calls are proven by values; \d+ \(dashed\) are assumed: the runner", index)
+    assert "dashed red = assumed" in dot
 
 
 def test_report_from_saved_json_without_a_tree_keeps_the_protocol_graph(tmp_path):

@@ -12,6 +12,7 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
+from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +42,12 @@ def _package_prefix(root: Path) -> str:
         parts.append(current.name)
         current = current.parent
     return ".".join(reversed(parts))
+
+
+def _worker_start() -> None:
+    """A parse worker collects cycles rarely: an ``ast`` tree is thousands of new objects and no
+    cycle, and the collector's young-generation passes over them cost time for nothing."""
+    gc.set_threshold(100_000, 50, 50)
 
 
 def _compile(job: tuple[str, str, bool, bytes]) -> bytes:
@@ -79,6 +86,19 @@ def read_all(files: list[SourceFile], root: Path) -> tuple[list[str], list[bytes
 
 def compile_all(files: list[SourceFile], keys: list[str], datas: list[bytes | None], store: Store, jobs: int,
                  progress: Callable[[str], None] | None) -> tuple[list[ModuleIR], dict[str, int]]:
+    # millions of small tuples are decoded and kept: the cyclic collector walking them again and
+    # again as they grow was a third of the decoding's time (nothing made here is a cycle)
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return _compile_all(files, keys, datas, store, jobs, progress)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _compile_all(files: list[SourceFile], keys: list[str], datas: list[bytes | None], store: Store, jobs: int,
+                 progress: Callable[[str], None] | None) -> tuple[list[ModuleIR], dict[str, int]]:
     counts = {"cache_hits": 0, "files_parsed": 0, "unreadable": 0}
     blobs: dict[int, bytes] = {}
     todo: list[tuple[int, str, tuple[str, str, bool, bytes]]] = []
@@ -98,7 +118,7 @@ def compile_all(files: list[SourceFile], keys: list[str], datas: list[bytes | No
     # a big file is parsed in a worker even alone: ast.parse holds the GIL for seconds on a
     # megabyte, and in-process an interrupt could not end the command within a second
     if (len(todo) > 8 and workers > 1) or any(len(job[3]) > IN_PROCESS_BYTES for _, _, job in todo):
-        with ProcessPoolExecutor(max_workers=max(1, min(workers, len(todo)))) as pool:
+        with ProcessPoolExecutor(max_workers=max(1, min(workers, len(todo))), initializer=_worker_start) as pool:
             results = list(pool.map(_compile, [job for _, _, job in todo], chunksize=8))
     else:
         results = [_compile(job) for _, _, job in todo]
@@ -116,15 +136,20 @@ def compile_all(files: list[SourceFile], keys: list[str], datas: list[bytes | No
 
 
 def solve_tree(irs: list[ModuleIR], prefix: str = "", entry_seeds: dict[str, str] | None = None,
-               module_calls: tuple[str, ...] = ()) -> tuple[list[str], list[tuple[str, str, str]], dict[str, Any]]:
+               module_calls: tuple[str, ...] = (), seed_modules: tuple[str, ...] = (),
+               ) -> tuple[list[str], list[tuple[str, str, str]], dict[str, Any]]:
     """(nodes, edges as (caller, callee, kind), call statistics) of compiled modules (``irs`` is
     emptied: the modules are the solver's from then on); ``prefix``:
     the package the scanned folder is, against which an absolute import is also tried;
     ``entry_seeds``: protocol method -> the module variable that names entry classes (a
     receiver of that method no class of the tree reaches is taken to be one of them);
-    ``module_calls``: the method a call of an instance runs without an in-tree ``__call__``."""
+    ``module_calls``: the method a call of an instance runs without an in-tree ``__call__``;
+    ``seed_modules``: where such a receiver may be seeded (the runner's modules; empty: anywhere).
+    ``stats["edges_assumed"]`` lists ``[caller, callee, why]`` for the edges no value proves (made
+    only through a seeded receiver: :data:`tracer.callgraph.seeds.ENTRY_CLASSES`, ``ATTRIBUTES``)."""
     solver = Solver([ir for ir in irs if not ir.error], prefix, entry_seeds)
     solver.module_calls = tuple(module_calls)
+    solver.seed_modules = tuple(seed_modules)
     irs.clear()  # the solver drops each module's instructions once installed: nothing else may hold them
     # millions of small containers live until the end: the cyclic collector walking them again and
     # again was a third of the fixpoint's time, and nothing it could free is garbage before the end
@@ -142,7 +167,8 @@ def solve_tree(irs: list[ModuleIR], prefix: str = "", entry_seeds: dict[str, str
              "calls_external": status.get("external", 0), "calls_unbound": sum(unbound.values()),
              "unbound_by_cause": unbound, "values_cut": solver.values_cut,
              "receivers_seeded_with_entry_classes": solver.entry_seeded,
-             "params_typed_by_attributes": solver.ducks_seeded}
+             "params_typed_by_attributes": solver.ducks_seeded,
+             "edges_assumed": sorted([names[u], names[v], why] for (u, v), why in solver.assumed_edges.items())}
     # its closures hold it in cycles: freed now, not at the next collection, and before the answer is built
     solver.__dict__.clear()
     nodes = sorted(set(names))
@@ -150,17 +176,48 @@ def solve_tree(irs: list[ModuleIR], prefix: str = "", entry_seeds: dict[str, str
     return nodes, edges, stats
 
 
+def seeding_modules(files: list[SourceFile], seed_modules: tuple[str, ...]) -> tuple[str, ...]:
+    """The runner's modules a receiver may be seeded in, as the solver takes them: a tree holding
+    none of them (a fork under another package name) is seeded anywhere, as it was before."""
+    if any(fnmatchcase(f.module, p) for f in files for p in seed_modules):
+        return tuple(seed_modules)
+    return ()
+
+
+def graph_of(nodes: list[str], edges: list[tuple[str, str, str]], call_stats: dict[str, Any],
+             short: Callable[[str], str] = str) -> nx.DiGraph:
+    """The DiGraph of a solve's answer: every edge with its ``kind`` and its ``proof`` ("values", or
+    why no value proves it: the seed its receiver rests on)."""
+    assumed = {(u, v): why for u, v, why in call_stats.get("edges_assumed", ())}
+    names = {n: short(n) for n in nodes}  # once per node, not twice per edge (a warm answer's cost)
+    graph = nx.DiGraph()
+    graph.add_nodes_from(names.values())
+    graph.add_edges_from((names.get(u) or short(u), names.get(v) or short(v),
+                          {"kind": kind, "proof": assumed.get((u, v), "values")}) for u, v, kind in edges)
+    return graph
+
+
+def public_stats(call_stats: dict[str, Any]) -> dict[str, Any]:
+    """The solve's statistics as the JSON shows them: the assumed edges counted by why (each edge's
+    own ``proof`` is on the edge)."""
+    out = {k: v for k, v in call_stats.items() if k != "edges_assumed"}
+    out["edges_assumed_by_reason"] = dict(sorted(Counter(why for _, _, why in call_stats.get("edges_assumed", ())).items()))
+    return out
+
+
 def whole_call_graph(path: str | Path, cache: SummaryCache, jobs: int = 0,
                      progress: Callable[[str], None] | None = None,
                      entry_seeds: dict[str, str] | None = None,
-                     module_calls: tuple[str, ...] = ()) -> tuple[nx.DiGraph, dict[str, Any]]:
+                     module_calls: tuple[str, ...] = (),
+                     seed_modules: tuple[str, ...] = ()) -> tuple[nx.DiGraph, dict[str, Any]]:
     started = time.perf_counter()
     layout, prefix = tree_layout(path)
     files, problems = list_sources(layout)
+    seed_modules = seeding_modules(files, seed_modules)
     store = Store(cache.directory)
     keys, datas = read_all(files, layout.base)
     whole_key = tree_key(keys + [f"seed:{m}={v}" for m, v in sorted((entry_seeds or {}).items())]
-                         + [f"module-call:{m}" for m in module_calls])
+                         + [f"module-call:{m}" for m in module_calls] + [f"seed-in:{m}" for m in seed_modules])
     answer = store.load_value(whole_key)
     if isinstance(answer, tuple) and len(answer) == 4:  # an unchanged tree: no entry decoded, nothing solved
         nodes, edges, call_stats, ir_errors = answer
@@ -173,7 +230,7 @@ def whole_call_graph(path: str | Path, cache: SummaryCache, jobs: int = 0,
         if progress:
             progress(f"solving {len(irs)} modules")
         ir_errors = sum(1 for ir in irs if ir.error)
-        nodes, edges, call_stats = solve_tree(irs, prefix, entry_seeds, module_calls)
+        nodes, edges, call_stats = solve_tree(irs, prefix, entry_seeds, module_calls, seed_modules)
         store.store_value(whole_key, (nodes, edges, call_stats, ir_errors))
         counts["answer_cached"] = 0
     del datas
@@ -181,13 +238,10 @@ def whole_call_graph(path: str | Path, cache: SummaryCache, jobs: int = 0,
     def short(name: str) -> str:
         return name[len(prefix) + 1:] if prefix and name.startswith(prefix + ".") else name
 
-    graph = nx.DiGraph()
-    graph.add_nodes_from(short(n) for n in nodes)
-    for u, v, kind in edges:
-        graph.add_edge(short(u), short(v), kind=kind)
+    graph = graph_of(nodes, edges, call_stats, short)
     stats = {"files_total": len(files), "files_parsed": counts["files_parsed"], "cache_hits": counts["cache_hits"],
              "answer_cached": bool(counts["answer_cached"]),
-             "input_errors": len(problems) + counts["unreadable"] + ir_errors, **call_stats,
+             "input_errors": len(problems) + counts["unreadable"] + ir_errors, **public_stats(call_stats),
              "seconds_parse": round(parsed - started, 3),
              "seconds": round(time.perf_counter() - started, 3)}
     return graph, stats

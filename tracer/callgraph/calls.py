@@ -35,6 +35,8 @@ class Calls(Heap):
     scope_base: list[int]
     scope_module: list[str]
     edges: dict[tuple[int, int], str]
+    assumed_edges: dict[tuple[int, int], str]
+    assumed_sites: dict[int, str]
     bound_sites: set[int]
     external_sites: set[int]
     instantiated: set[int]
@@ -64,6 +66,11 @@ class Calls(Heap):
         old = self.edges.get(key)
         if old is None or (old == "call" and kind != "call"):
             self.edges[key] = kind
+        why = self.assumed_sites.get(site.id)  # made through a seeded receiver: no value proves it
+        if old is None and why:
+            self.assumed_edges[key] = why
+        elif why is None and self.assumed_edges:
+            self.assumed_edges.pop(key, None)  # a value proves it too
         self.bound_sites.add(site.id)
 
     def call_on(self, fn: int, site: Site) -> None:

@@ -10,12 +10,21 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable
+from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any
 
 import networkx as nx
 
-from tracer.callgraph.build import compile_all, read_all, solve_tree, tree_layout
+from tracer.callgraph.build import (
+    compile_all,
+    graph_of,
+    public_stats,
+    read_all,
+    seeding_modules,
+    solve_tree,
+    tree_layout,
+)
 from tracer.callgraph.ir import ModuleIR
 from tracer.callgraph.store import Store, tree_key
 from tracer.index.cache import SummaryCache
@@ -41,10 +50,12 @@ def imported_modules(ir: ModuleIR, prefix: str) -> set[str]:
 def focused_call_graph(path: str | Path, cache: SummaryCache, words: Iterable[str], jobs: int = 0,
                        import_depth: int = 1, entry_seeds: dict[str, str] | None = None,
                        module_calls: tuple[str, ...] = (),
-                       progress: Callable[[str], None] | None = None) -> tuple[nx.DiGraph, dict[str, Any]]:
+                       progress: Callable[[str], None] | None = None,
+                       seed_modules: tuple[str, ...] = ()) -> tuple[nx.DiGraph, dict[str, Any]]:
     started = time.perf_counter()
     layout, prefix = tree_layout(path)
     files, _ = list_sources(layout)
+    seed_modules = seeding_modules(files, seed_modules)
     store = Store(cache.directory)
     keys, datas = read_all(files, layout.base)
     wanted = [w.encode() for w in words if w]
@@ -64,7 +75,7 @@ def focused_call_graph(path: str | Path, cache: SummaryCache, words: Iterable[st
             break
     order = sorted(irs)
     key = tree_key([keys[i] for i in order] + ["focus"] + [f"seed:{m}={v}" for m, v in sorted((entry_seeds or {}).items())]
-                   + [f"module-call:{m}" for m in module_calls])
+                   + [f"module-call:{m}" for m in module_calls] + [f"seed-in:{m}" for m in seed_modules])
     answer = store.load_value(key)
     cached = isinstance(answer, tuple) and len(answer) == 3
     if cached:
@@ -73,18 +84,15 @@ def focused_call_graph(path: str | Path, cache: SummaryCache, words: Iterable[st
         modules = [irs[i] for i in order]
         irs.clear()
         datas.clear()  # compiled: neither the sources nor the modules outlive the solve
-        nodes, edges, call_stats = solve_tree(modules, prefix, entry_seeds, module_calls)
+        nodes, edges, call_stats = solve_tree(modules, prefix, entry_seeds, module_calls, seed_modules)
         store.store_value(key, (nodes, edges, call_stats))
 
     def short(name: str) -> str:
         return name[len(prefix) + 1:] if prefix and name.startswith(prefix + ".") else name
 
-    graph = nx.DiGraph()
-    graph.add_nodes_from(short(n) for n in nodes)
-    for u, v, kind in edges:
-        graph.add_edge(short(u), short(v), kind=kind)
+    graph = graph_of(nodes, edges, call_stats, short)
     stats = {"files_total": len(files), "files_solved": len(order), "files_naming": len(chosen),
-             "answer_cached": cached, **call_stats, "seconds": round(time.perf_counter() - started, 3)}
+             "answer_cached": cached, **public_stats(call_stats), "seconds": round(time.perf_counter() - started, 3)}
     return graph, stats
 
 
@@ -150,6 +158,19 @@ def _defining(datas: list[bytes | None], names: list[str]) -> set[int]:
     return out
 
 
+def _seed_readers(ir: ModuleIR, entry_seeds: dict[str, str], memo: dict[str, set[int]]) -> set[int]:
+    """The scopes of ``ir`` reading a pack's setter off something (a receiver the solver may seed)."""
+    found = memo.get(ir.module)
+    if found is None:
+        found = memo[ir.module] = {ins[4] for ins in ir.instrs if ins[0] == "attr" and ins[3] in entry_seeds}
+    return found
+
+
+def _runner_module(module: str, seed_modules: tuple[str, ...]) -> bool:
+    """Whether the solver may seed a receiver read in ``module`` (the runner's modules; none named: any)."""
+    return not seed_modules or any(fnmatchcase(module, p) for p in seed_modules)
+
+
 def _within(step: Callable[[str], Iterable[str]], starts: set[str], depth: int) -> set[str]:
     frontier, reached = set(starts), set(starts)
     for _ in range(max(0, depth)):
@@ -161,7 +182,8 @@ def _within(step: Callable[[str], Iterable[str]], starts: set[str], depth: int) 
 def neighbourhood_call_graph(path: str | Path, cache: SummaryCache, names: Iterable[str], depth: int,
                              callers: bool = False, jobs: int = 0, entry_seeds: dict[str, str] | None = None,
                              progress: Callable[[str], None] | None = None,
-                             module_calls: tuple[str, ...] = ()) -> tuple[nx.DiGraph, dict[str, Any]]:
+                             module_calls: tuple[str, ...] = (),
+                             seed_modules: tuple[str, ...] = ()) -> tuple[nx.DiGraph, dict[str, Any]]:
     """The graph ``--from NAME --depth N`` is cut from, solved on demand: the files defining NAME;
     then, round by round, the modules whose imported names the functions reached less than N
     calls deep read (their own code, their class's ``__init__`` and what it calls) and the module
@@ -173,6 +195,7 @@ def neighbourhood_call_graph(path: str | Path, cache: SummaryCache, names: Itera
     names = list(names)
     layout, prefix = tree_layout(path)
     files, _ = list_sources(layout)
+    seed_modules = seeding_modules(files, seed_modules)
     store = Store(cache.directory)
     keys, datas = read_all(files, layout.base)
     by_module = {f.module: i for i, f in enumerate(files) if datas[i] is not None}
@@ -189,9 +212,12 @@ def neighbourhood_call_graph(path: str | Path, cache: SummaryCache, names: Itera
     owners = {n.split(".")[-2].encode() for n in names if n.count(".") >= 1}
     load(chosen | {i for i, d in enumerate(datas) if d is not None and any(b"(" + o in d or o + b"(" in d
                                                                            for o in owners)})
-    seeds = [f"seed:{m}={v}" for m, v in sorted((entry_seeds or {}).items())] + [f"module-call:{m}" for m in module_calls]
+    seeds = ([f"seed:{m}={v}" for m, v in sorted((entry_seeds or {}).items())] + [f"module-call:{m}" for m in module_calls]
+             + [f"seed-in:{m}" for m in seed_modules])
     full = [f"{prefix}.{n}" if prefix else n for n in names]
     uses: dict[int, dict[int, set[str]]] = {}
+    readers: dict[str, set[int]] = {}
+    seeded = False
     rounds = 0
     while True:
         rounds += 1
@@ -202,11 +228,10 @@ def neighbourhood_call_graph(path: str | Path, cache: SummaryCache, names: Itera
         if cached:
             nodes, edges, call_stats = answer
         else:
-            nodes, edges, call_stats = solve_tree([irs[i] for i in order], prefix, entry_seeds, module_calls)
+            nodes, edges, call_stats = solve_tree([irs[i] for i in order], prefix, entry_seeds, module_calls,
+                                                  seed_modules)
             store.store_value(key, (nodes, edges, call_stats))
-        graph = nx.DiGraph()
-        graph.add_nodes_from(nodes)
-        graph.add_edges_from((u, v, {"kind": k}) for u, v, k in edges)
+        graph = graph_of(nodes, edges, call_stats)
         if rounds > max(1, depth) + 1:
             break
         starts = {n for n in graph for f, name in zip(full, names)
@@ -225,6 +250,13 @@ def neighbourhood_call_graph(path: str | Path, cache: SummaryCache, names: Itera
             if i not in uses:
                 uses[i] = _scope_modules(irs[i], prefix)
             need.update(by_module[m] for m in uses[i].get(si, ()) if m in by_module)
+        # a runner's call of a pack's setter reached (its receiver is seeded with the entry classes):
+        # the modules naming the entry variable, so that the seed has its classes
+        if entry_seeds and not seeded and any(si in _seed_readers(irs[i], entry_seeds, readers) for i, si in scopes
+                                              if si and _runner_module(files[i].module, seed_modules)):
+            seeded = True
+            marks = [v.encode() + b" =" for v in set(entry_seeds.values())]
+            need.update(i for i, d in enumerate(datas) if d is not None and any(m in d for m in marks))
         if callers:
             words = {p.rsplit(".", 1)[-1].encode() for n in up for p in graph.predecessors(n)}
             need.update(i for i, d in enumerate(datas) if d is not None and any(w in d for w in words if w[:1] != b"<"))
@@ -237,6 +269,6 @@ def neighbourhood_call_graph(path: str | Path, cache: SummaryCache, names: Itera
 
     out = nx.relabel_nodes(graph, short)
     stats = {"files_total": len(files), "files_solved": len(irs), "files_naming": len(chosen), "rounds": rounds,
-             "solved_on_demand": True, "answer_cached": cached, **call_stats,
+             "solved_on_demand": True, "answer_cached": cached, **public_stats(call_stats),
              "seconds": round(time.perf_counter() - started, 3)}
     return out, stats

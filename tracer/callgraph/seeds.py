@@ -6,11 +6,15 @@ entry points, called by its users or tests) typed by the attributes the function
 from __future__ import annotations
 
 from collections.abc import Iterable
+from fnmatch import fnmatchcase
 
 from tracer.callgraph.attrs import Attrs
 from tracer.callgraph.heap import Value
 
 MAX_DUCKS = 3  # classes a parameter may be taken to be an instance of
+# why an edge is no value's proof (``stats.edges_assumed``): the call's receiver was given by a seed
+ENTRY_CLASSES = "entry-classes"  # the runner's receiver taken to be one of the pack's entry classes
+ATTRIBUTES = "attributes"  # a parameter no call fills, taken to be a class having the attributes read on it
 
 
 class Seeds(Attrs):
@@ -18,6 +22,11 @@ class Seeds(Attrs):
     entry_seeded: int
     instantiated: set[int]
     scope_cbase: list[int]
+    scope_module: list[str]
+    # modules (fnmatch patterns) whose reads of a pack's setter may be seeded with the entry
+    # classes: the runner's (the pack's [runner] modules); empty: any module. A model's own
+    # receiver (a class picked from another package's registry at run time) is never seeded.
+    seed_modules: tuple[str, ...] = ()
 
     def init_seeds(self) -> None:
         self.param_vars: set[int] = set()  # parameters a caller would fill (not self/cls)
@@ -26,6 +35,13 @@ class Seeds(Attrs):
         self.self_fields: dict[int, set[str]] = {}  # class -> the names its methods set on self
         self.params_seeded = False
         self.ducks_seeded = 0
+        # provenance: the attribute reads off a receiver a seed may fill, the call sites calling them,
+        # and once a seed filled it, those sites and the edges only they made (why, per edge)
+        self.seed_reads: dict[int, list[int]] = {}
+        self.read_vars: set[int] = set()
+        self.calling: dict[int, list[int]] = {}
+        self.assumed_sites: dict[int, str] = {}
+        self.assumed_edges: dict[tuple[int, int], str] = {}
         for uid, scope in enumerate(self.scopes):
             base = self.scope_base[uid]
             first = 1 if scope.owner >= 0 and scope.method in ("instance", "class") else 0
@@ -35,6 +51,29 @@ class Seeds(Attrs):
                         self.self_vars[p.var + base] = self.scope_cbase[uid] + scope.owner
                 elif p.kind in ("pos", "posonly", "kw"):
                     self.param_vars.add(p.var + base)
+
+    def may_seed(self, caller: int) -> bool:
+        """Whether a read of a pack's setter in scope ``caller`` is the runner's (seed_modules)."""
+        return not self.seed_modules or any(fnmatchcase(self.scope_module[caller], p) for p in self.seed_modules)
+
+    def note_seedable_read(self, obj: int, dst: int) -> None:
+        self.seed_reads.setdefault(obj, []).append(dst)
+        self.read_vars.add(dst)
+
+    def note_call(self, fn: int, site: int) -> None:
+        if fn in self.read_vars:
+            self.calling.setdefault(fn, []).append(site)
+
+    def mark_assumed(self, obj: int, why: str) -> None:
+        """The calls through what is read off ``obj`` (and read off that, ...) rest on the seed that filled it."""
+        todo, seen = [obj], {obj}
+        while todo:
+            for dst in self.seed_reads.get(todo.pop(), ()):
+                for site in self.calling.get(dst, ()):
+                    self.assumed_sites.setdefault(site, why)
+                if dst not in seen:
+                    seen.add(dst)
+                    todo.append(dst)
 
     def note_setattr(self, obj: int, name: str) -> None:
         cid = self.self_vars.get(obj)
@@ -72,6 +111,7 @@ class Seeds(Attrs):
             single = all(len({hit[0] for c in chosen if (hit := self.lookup(c, n)) is not None}) <= 1 for n in own)
             if chosen and len(chosen) <= MAX_DUCKS and single:
                 self.ducks_seeded += 1
+                self.mark_assumed(var, ATTRIBUTES)
                 self.add(var, [self.V("i", c) for c in chosen])
 
     def seed_entries(self, obj: int, variable: str) -> None:
@@ -88,6 +128,7 @@ class Seeds(Attrs):
                     self.on(var, classes)
                     self.on(self.elements(var, -1), classes)
         self.entry_seeded += 1
+        self.mark_assumed(obj, ENTRY_CLASSES)
         self.edge(found, obj)
 
     # -- rules that need "nothing else was found" ----------------------------------------------

@@ -263,10 +263,10 @@ class Solver(Seeds):
 
     # -- instructions -------------------------------------------------------------------------------
     def solve(self) -> None:
-        for m, (base, sbase, cbase) in zip(self.irs, self.offsets):
-            for instr in m.instrs:
-                if instr[0] == "star":
-                    self.stars.setdefault(m.module, []).append(instr[1])
+        for m in self.irs:
+            stars = getattr(m.instrs, "stars", None)  # a marshalled module knows its star imports
+            for name in stars if stars is not None else (ins[1] for ins in m.instrs if ins[0] == "star"):
+                self.stars.setdefault(m.module, []).append(name)
         modules, self.irs = self.irs, []
         for at, (base, sbase, cbase) in enumerate(self.offsets):
             m, modules[at] = modules[at], None  # type: ignore[call-overload]  # installed: freed as we go
@@ -368,6 +368,7 @@ class Solver(Seeds):
             site = Site(len(self.sites), g(ins[1]), tuple((g(a), s) for a, s in ins[3]),
                         tuple((k, g(a)) for k, a in ins[4]), n(sbase + ins[5]), n(ins[6]), ins[7], ins[8])
             self.sites.append(site)
+            self.note_call(g(ins[2]), site.id)
             self.call_on(g(ins[2]), site)
         elif op == "decorate":
             self.decorate(g(ins[1]), g(ins[2]), g(ins[3]), n(sbase + ins[4]), n(ins[5]))
@@ -452,8 +453,13 @@ class Solver(Seeds):
         self.on(obj, ("", Attrs.attr_value, name, dst, caller, line))
         if obj in self.param_vars:
             self.param_reads.setdefault(obj, set()).add(name)
+            self.note_seedable_read(obj, dst)
+        elif obj in self.read_vars:  # md.block.register: read off what is read off a seedable receiver
+            self.note_seedable_read(obj, dst)
         if name in self.entry_seeds:
             self.unbudgeted.update((obj, dst))  # every entry class may be the receiver: none is cut
+        if name in self.entry_seeds and self.may_seed(caller):
+            self.note_seedable_read(obj, dst)
             # a protocol's method read off a receiver no class of the tree reaches (the runner's
             # model, built from a registry at run time): the receiver is one of the entry classes
             # checked last: only once every other rule (self of methods no call reached included) is done

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import marshal
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +17,7 @@ from tracer import __version__
 from tracer.callgraph.ir import ClassIR, ModuleIR, Param, ScopeIR
 from tracer.safeio.auth import load_entry, store_entry
 
-SCHEMA = "cg2"  # bump when the IR or the answer changes shape
+SCHEMA = "cg3"  # bump when the IR or the answer changes shape
 
 
 def _code_fingerprint() -> str:
@@ -50,22 +51,45 @@ def tree_key(keys: list[str]) -> str:
     return digest.hexdigest()
 
 
+class LazyInstrs:
+    """A module's instructions kept marshalled until iterated (each time: nothing is kept): the
+    whole tree's decoded instructions were ~290 MB on sglang/srt, held from the parse until the
+    solver installed each module, on top of the fixpoint's own memory; marshalled they are ~50 MB.
+    ``stars``: the modules its ``from M import *`` name, known without decoding the rest."""
+
+    __slots__ = ("blob", "stars")
+
+    def __init__(self, blob: bytes, stars: tuple[str, ...]):
+        self.blob = blob
+        self.stars = stars
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(marshal.loads(self.blob))
+
+    def __len__(self) -> int:
+        return len(marshal.loads(self.blob))
+
+
 def encode(ir: ModuleIR) -> bytes:
     scopes = [(s.name, s.kind, s.line, [(p.name, p.var, p.kind) for p in s.params], s.ret, s.yields,
                list(s.passthrough), s.owner, s.method) for s in ir.scopes]
     classes = [(c.name, c.line, list(c.bases), list(c.attrs)) for c in ir.classes]
+    instrs = list(ir.instrs)
+    stars = [ins[1] for ins in instrs if ins[0] == "star"]
     return marshal.dumps((ir.module, ir.path, ir.is_package, ir.nvars, scopes, classes, list(ir.globals),
-                          list(ir.instrs), ir.calls, ir.error))
+                          marshal.dumps(instrs), stars, ir.calls, ir.error))
 
 
 def decode(blob: bytes) -> ModuleIR:
-    module, path, is_package, nvars, scopes, classes, globals_, instrs, calls, error = marshal.loads(blob)
+    module, path, is_package, nvars, scopes, classes, globals_, instrs, stars, calls, error = marshal.loads(blob)
+    if not isinstance(instrs, bytes):
+        raise ValueError("an entry of another shape")
     return ModuleIR(
         module, path, is_package, nvars,
         tuple(ScopeIR(n, k, ln, tuple(Param(*p) for p in ps), r, y, tuple(pt), o, me)
               for n, k, ln, ps, r, y, pt, o, me in scopes),
         tuple(ClassIR(n, ln, tuple(b), tuple(tuple(a) for a in at)) for n, ln, b, at in classes),
-        tuple(tuple(g) for g in globals_), tuple(instrs), calls, error)
+        tuple(tuple(g) for g in globals_), LazyInstrs(instrs, tuple(stars)), calls, error)  # type: ignore[arg-type]
 
 
 class Store:

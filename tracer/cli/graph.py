@@ -92,10 +92,11 @@ def _whole(packs: PackOptions, path: str, from_names: tuple[str, ...], depth: in
 
             g, stats = neighbourhood_call_graph(path, summary_cache(packs.cache_dir, packs.use_cache), from_names,
                                                 depth, callers, packs.jobs, entry_seeds(packs),
-                                                module_calls=module_calls(packs))
+                                                module_calls=module_calls(packs), seed_modules=seed_modules(packs))
         else:
             g, stats = whole_call_graph(path, summary_cache(packs.cache_dir, packs.use_cache), packs.jobs,
-                                        entry_seeds=entry_seeds(packs), module_calls=module_calls(packs))
+                                        entry_seeds=entry_seeds(packs), module_calls=module_calls(packs),
+                                        seed_modules=seed_modules(packs))
     solved = f"{stats['files_solved']} of {stats['files_total']}" if "files_solved" in stats else stats["files_total"]
     summary = (f"{len(g)} nodes, {g.number_of_edges()} edges; {stats['calls_unbound']} calls not bound "
                f"({solved} files, {stats['seconds']} s)")
@@ -140,6 +141,13 @@ def entry_seeds(packs: PackOptions) -> dict[str, str]:
     entry classes that way: the runner's receiver of a setter is an entry class."""
     return {p.setter: p.entry_variable for p in packs.packs()
             if p.entry_kind == "module-variable" and p.entry_variable and p.setter}
+
+
+def seed_modules(packs: PackOptions) -> tuple[str, ...]:
+    """Where a setter's receiver may be taken to be an entry class: the runner's modules of the
+    packs that seed (a model's own receiver, e.g. a class from another package's registry, never is)."""
+    return tuple(sorted({m for p in packs.packs() if p.entry_kind == "module-variable" and p.entry_variable
+                         and p.setter for m in (p.runner_modules or ())}))
 
 
 def module_calls(packs: PackOptions) -> tuple[str, ...]:

@@ -206,6 +206,11 @@ def graph_to_json(graph: nx.DiGraph, stats: dict[str, Any] | None = None) -> dic
     kinds = {f"{u}->{v}": graph.edges[u, v].get("kind") for u, v in graph.edges if graph.edges[u, v].get("kind")}
     if kinds:
         data["edge_kinds"] = dict(sorted(kinds.items()))
+    # the call graph's edges (graph --all): how each is known, "values" (a value the solver followed
+    # proves it) or why it is assumed ("entry-classes", "attributes": its receiver rests on a seed)
+    proofs = {f"{u}->{v}": graph.edges[u, v]["proof"] for u, v in graph.edges if graph.edges[u, v].get("proof")}
+    if proofs:
+        data["edge_provenance"] = dict(sorted(proofs.items()))
     if stats is not None:
         data["stats"] = stats
     return data
@@ -221,6 +226,8 @@ def graph_to_dot(graph: nx.DiGraph) -> str:
         lines.append(f"  {quote(node)};")
     for u, v in sorted(graph.edges):
         kind = graph.edges[u, v].get("kind", "")
-        lines.append(f"  {quote(u)} -> {quote(v)}" + (f" [label={quote(kind)}]" if kind else "") + ";")
+        proof = graph.edges[u, v].get("proof") or "values"
+        attrs = ([f"label={quote(kind)}"] if kind else []) + ([f"style=dashed, proof={quote(proof)}"] if proof != "values" else [])
+        lines.append(f"  {quote(u)} -> {quote(v)}" + (f" [{', '.join(attrs)}]" if attrs else "") + ";")
     lines.append("}")
     return "\n".join(lines) + "\n"

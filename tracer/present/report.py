@@ -156,9 +156,13 @@ def build_report(scan: ScanResult, out_dir: Path, source_root: Path | None = Non
         try:
             if call_graph is not None:
                 dot = callgraph_view.call_graph_dot(call_graph)
+                assumed = callgraph_view.assumed_edges(call_graph)
                 caption = (f"The value-flow call graph (<code>tracer graph --all</code>) around the capture setters: "
                            f"{len(call_graph)} functions, {call_graph.number_of_edges()} calls, each setter with "
-                           f"what calls it and what it calls (highlighted: the setters)")
+                           f"what calls it and what it calls (highlighted: the setters; boxed by module). "
+                           f"{call_graph.number_of_edges() - sum(assumed.values())} calls are proven by values"
+                           + "".join(f"; {n} (dashed) are assumed: {escape_html(callgraph_view.ASSUMED_WHY.get(why, why))}"
+                                     for why, n in assumed.items()))
             else:
                 dot = rendering.protocol_graph_dot(protocol_graph(scan, "models/{page}"))
                 caption = ("The whole protocol subgraph (every traced chain and the runner call sites), "
