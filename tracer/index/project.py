@@ -32,6 +32,7 @@ IN_PROCESS_BYTES = 64 * 1024
 # An outline (stdlib ast) holds the GIL too, but ~0.1 s for the biggest real model file
 # (~280 KB): only bigger ones go to a worker, so an interrupt still ends within a second.
 OUTLINE_IN_PROCESS_BYTES = 384 * 1024
+OUTLINE_POOL_BYTES = 32 * 1024 * 1024  # outlines of more than this go to the worker pool
 
 
 def _read(abspath: str) -> bytes:
@@ -179,10 +180,11 @@ class Project:
             todo.append((source, level, data, key))
         if not todo:
             return
-        # Outlines are the stdlib ast (~0.1 s for the biggest file, GIL released between
-        # files): in-process unless there are many. A pool per lazy one-module request cost
-        # a fork each time (318 pools, 3.8 s of a cold 0.5.23 scan).
-        if (len(todo) > 8 and self.jobs > 1) or any(
+        # Outlines are skeletons (index/skeleton.py: ~2 ms a model file): in-process unless
+        # there are tens of MB of them. Two workers for SGLang's 390 modules (11 MB) cost more
+        # CPU in forks and pickling than they saved, and no wall time on 2 cores; a pool per
+        # lazy one-module request cost a fork each time (318 pools, 3.8 s of a cold scan).
+        if (self.jobs > 1 and sum(len(t[2]) for t in todo) > OUTLINE_POOL_BYTES) or any(
                 len(t[2]) > OUTLINE_IN_PROCESS_BYTES for t in todo):
             # Biggest first so the pool's tail is short.
             todo.sort(key=lambda t: -len(t[2]))
