@@ -19,6 +19,7 @@ import networkx as nx
 
 from tracer.callgraph.compile import compile_module
 from tracer.callgraph.ir import ModuleIR
+from tracer.callgraph.registry import RegistryRule
 from tracer.callgraph.solve import Solver
 from tracer.callgraph.store import Store, decode, encode, file_key, tree_key
 from tracer.index.cache import SummaryCache
@@ -116,14 +117,16 @@ def compile_all(files: list[SourceFile], keys: list[str], datas: list[bytes | No
 
 
 def solve_tree(irs: list[ModuleIR], prefix: str = "", entry_seeds: dict[str, str] | None = None,
-               module_calls: tuple[str, ...] = ()) -> tuple[list[str], list[tuple[str, str, str]], dict[str, Any]]:
+               module_calls: tuple[str, ...] = (), registries: tuple[RegistryRule, ...] = ()
+               ) -> tuple[list[str], list[tuple[str, str, str]], dict[str, Any]]:
     """(nodes, edges as (caller, callee, kind), call statistics) of compiled modules (``irs`` is
     emptied: the modules are the solver's from then on); ``prefix``:
     the package the scanned folder is, against which an absolute import is also tried;
     ``entry_seeds``: protocol method -> the module variable that names entry classes (a
     receiver of that method no class of the tree reaches is taken to be one of them);
-    ``module_calls``: the method a call of an instance runs without an in-tree ``__call__``."""
-    solver = Solver([ir for ir in irs if not ir.error], prefix, entry_seeds)
+    ``module_calls``: the method a call of an instance runs without an in-tree ``__call__``;
+    ``registries``: the classes a model registry builds by name (callgraph/registry.py)."""
+    solver = Solver([ir for ir in irs if not ir.error], prefix, entry_seeds, registries)
     solver.module_calls = tuple(module_calls)
     irs.clear()  # the solver drops each module's instructions once installed: nothing else may hold them
     # millions of small containers live until the end: the cyclic collector walking them again and
@@ -153,14 +156,15 @@ def solve_tree(irs: list[ModuleIR], prefix: str = "", entry_seeds: dict[str, str
 def whole_call_graph(path: str | Path, cache: SummaryCache, jobs: int = 0,
                      progress: Callable[[str], None] | None = None,
                      entry_seeds: dict[str, str] | None = None,
-                     module_calls: tuple[str, ...] = ()) -> tuple[nx.DiGraph, dict[str, Any]]:
+                     module_calls: tuple[str, ...] = (),
+                     registries: tuple[RegistryRule, ...] = ()) -> tuple[nx.DiGraph, dict[str, Any]]:
     started = time.perf_counter()
     layout, prefix = tree_layout(path)
     files, problems = list_sources(layout)
     store = Store(cache.directory)
     keys, datas = read_all(files, layout.base)
     whole_key = tree_key(keys + [f"seed:{m}={v}" for m, v in sorted((entry_seeds or {}).items())]
-                         + [f"module-call:{m}" for m in module_calls])
+                         + [f"module-call:{m}" for m in module_calls] + [r.key() for r in registries])
     answer = store.load_value(whole_key)
     if isinstance(answer, tuple) and len(answer) == 4:  # an unchanged tree: no entry decoded, nothing solved
         nodes, edges, call_stats, ir_errors = answer
@@ -173,7 +177,7 @@ def whole_call_graph(path: str | Path, cache: SummaryCache, jobs: int = 0,
         if progress:
             progress(f"solving {len(irs)} modules")
         ir_errors = sum(1 for ir in irs if ir.error)
-        nodes, edges, call_stats = solve_tree(irs, prefix, entry_seeds, module_calls)
+        nodes, edges, call_stats = solve_tree(irs, prefix, entry_seeds, module_calls, registries)
         store.store_value(whole_key, (nodes, edges, call_stats, ir_errors))
         counts["answer_cached"] = 0
     del datas

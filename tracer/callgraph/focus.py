@@ -17,6 +17,7 @@ import networkx as nx
 
 from tracer.callgraph.build import compile_all, read_all, solve_tree, tree_layout
 from tracer.callgraph.ir import ModuleIR
+from tracer.callgraph.registry import RegistryRule
 from tracer.callgraph.store import Store, tree_key
 from tracer.index.cache import SummaryCache
 from tracer.index.discover import list_sources
@@ -41,7 +42,8 @@ def imported_modules(ir: ModuleIR, prefix: str) -> set[str]:
 def focused_call_graph(path: str | Path, cache: SummaryCache, words: Iterable[str], jobs: int = 0,
                        import_depth: int = 1, entry_seeds: dict[str, str] | None = None,
                        module_calls: tuple[str, ...] = (),
-                       progress: Callable[[str], None] | None = None) -> tuple[nx.DiGraph, dict[str, Any]]:
+                       progress: Callable[[str], None] | None = None,
+                       registries: tuple[RegistryRule, ...] = ()) -> tuple[nx.DiGraph, dict[str, Any]]:
     started = time.perf_counter()
     layout, prefix = tree_layout(path)
     files, _ = list_sources(layout)
@@ -64,7 +66,7 @@ def focused_call_graph(path: str | Path, cache: SummaryCache, words: Iterable[st
             break
     order = sorted(irs)
     key = tree_key([keys[i] for i in order] + ["focus"] + [f"seed:{m}={v}" for m, v in sorted((entry_seeds or {}).items())]
-                   + [f"module-call:{m}" for m in module_calls])
+                   + [f"module-call:{m}" for m in module_calls] + [r.key() for r in registries])
     answer = store.load_value(key)
     cached = isinstance(answer, tuple) and len(answer) == 3
     if cached:
@@ -73,7 +75,7 @@ def focused_call_graph(path: str | Path, cache: SummaryCache, words: Iterable[st
         modules = [irs[i] for i in order]
         irs.clear()
         datas.clear()  # compiled: neither the sources nor the modules outlive the solve
-        nodes, edges, call_stats = solve_tree(modules, prefix, entry_seeds, module_calls)
+        nodes, edges, call_stats = solve_tree(modules, prefix, entry_seeds, module_calls, registries)
         store.store_value(key, (nodes, edges, call_stats))
 
     def short(name: str) -> str:
@@ -161,7 +163,8 @@ def _within(step: Callable[[str], Iterable[str]], starts: set[str], depth: int) 
 def neighbourhood_call_graph(path: str | Path, cache: SummaryCache, names: Iterable[str], depth: int,
                              callers: bool = False, jobs: int = 0, entry_seeds: dict[str, str] | None = None,
                              progress: Callable[[str], None] | None = None,
-                             module_calls: tuple[str, ...] = ()) -> tuple[nx.DiGraph, dict[str, Any]]:
+                             module_calls: tuple[str, ...] = (),
+                             registries: tuple[RegistryRule, ...] = ()) -> tuple[nx.DiGraph, dict[str, Any]]:
     """The graph ``--from NAME --depth N`` is cut from, solved on demand: the files defining NAME;
     then, round by round, the modules whose imported names the functions reached less than N
     calls deep read (their own code, their class's ``__init__`` and what it calls) and the module
@@ -190,6 +193,7 @@ def neighbourhood_call_graph(path: str | Path, cache: SummaryCache, names: Itera
     load(chosen | {i for i, d in enumerate(datas) if d is not None and any(b"(" + o in d or o + b"(" in d
                                                                            for o in owners)})
     seeds = [f"seed:{m}={v}" for m, v in sorted((entry_seeds or {}).items())] + [f"module-call:{m}" for m in module_calls]
+    seeds += [r.key() for r in registries]
     full = [f"{prefix}.{n}" if prefix else n for n in names]
     uses: dict[int, dict[int, set[str]]] = {}
     rounds = 0
@@ -202,7 +206,8 @@ def neighbourhood_call_graph(path: str | Path, cache: SummaryCache, names: Itera
         if cached:
             nodes, edges, call_stats = answer
         else:
-            nodes, edges, call_stats = solve_tree([irs[i] for i in order], prefix, entry_seeds, module_calls)
+            nodes, edges, call_stats = solve_tree([irs[i] for i in order], prefix, entry_seeds, module_calls,
+                                                  registries)
             store.store_value(key, (nodes, edges, call_stats))
         graph = nx.DiGraph()
         graph.add_nodes_from(nodes)
