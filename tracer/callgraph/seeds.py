@@ -21,6 +21,9 @@ class Seeds(Attrs):
     instantiated: set[int]
     scope_cbase: list[int]
 
+    def in_tree(self, name: str) -> str:  # the solver's (solve.Solver.in_tree)
+        raise NotImplementedError
+
     def init_seeds(self) -> None:
         self.param_vars: set[int] = set()  # parameters a caller would fill (not self/cls)
         self.self_vars: dict[int, int] = {}  # a method's self var -> its class
