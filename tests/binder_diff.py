@@ -20,6 +20,7 @@ from tracer.analysis.pipeline import summary_cache
 from tracer.api import scan_to_json
 from tracer.callgraph.build import whole_call_graph
 from tracer.callgraph.focus import focused_call_graph
+from tracer.callgraph.registry import registry_rules
 from tracer.config.packs import load_protocols
 from tracer.model.protocol import Protocol
 from tracer.resolve.resolver import ClassRef, Resolver
@@ -31,12 +32,14 @@ def graph_of(root: Path, packs: list[Protocol], cache_dir: Path, focus: bool = F
              if p.entry_kind == "module-variable" and p.entry_variable and p.setter}
     calls = tuple(sorted({p.module_call for p in packs if p.module_call}))
     cache = summary_cache(str(cache_dir), True)
+    rules = registry_rules(root, packs)
     if focus:
         words = sorted({w for p in packs for w in (p.setter, p.state_attribute, p.entry_variable,
                                                      *p.capability_bases, *p.delegate_methods) if w})
-        graph, _ = focused_call_graph(root, cache, words, entry_seeds=seeds, module_calls=calls)
+        graph, _ = focused_call_graph(root, cache, words, entry_seeds=seeds, module_calls=calls,
+                                      registries=rules)
     else:
-        graph, _ = whole_call_graph(root, cache, entry_seeds=seeds, module_calls=calls)
+        graph, _ = whole_call_graph(root, cache, entry_seeds=seeds, module_calls=calls, registries=rules)
     return graph
 
 
@@ -63,7 +66,7 @@ def disagreements(scan: dict[str, Any], graph: nx.DiGraph, packs: list[Protocol]
         reads = [h for h in chain if h["kind"] == "read"]
         if proto is None or not reads or model["verdict"] != "ok":
             continue
-        starts = _forwards(resolver, model["entry"], proto.forward_methods)
+        starts = _forwards(resolver, _bound_entry(model), proto.forward_methods)
         for read in reads:
             checked["read"] += 1
             if read["qualname"] not in graph:
@@ -84,11 +87,18 @@ def disagreements(scan: dict[str, Any], graph: nx.DiGraph, packs: list[Protocol]
     return out
 
 
+def _bound_entry(model: dict[str, Any]) -> str:
+    """The class the chain was traced on: a registered name bound on platform branches (a
+    re-export under ``if current_platform...``) is the default branch's class."""
+    return next((alt["entry"] for alt in model.get("alternatives", ()) if alt.get("default")), model["entry"])
+
+
 def _forwards(resolver: Resolver, entry: str, names: tuple[str, ...]) -> list[str]:
     """The forward that runs for ``entry`` (the one C3 MRO: tracer.bind.mro)."""
     module, _, qualname = entry.rpartition(".")
+    ref = resolver.resolve_class(module, qualname)  # a registered name may be an import (`X as Alias`)
     for name in names:
-        found = resolver.find_method(ClassRef(module, qualname), name)
+        found = resolver.find_method(ref if isinstance(ref, ClassRef) else ClassRef(module, qualname), name)
         if found is not None:
             return [f"{found[0].fullname}.{name}"]
     return []

@@ -20,6 +20,7 @@ import networkx as nx
 
 from tracer.callgraph.compile import compile_module
 from tracer.callgraph.ir import ModuleIR
+from tracer.callgraph.registry import RegistryRule
 from tracer.callgraph.solve import Solver
 from tracer.callgraph.store import Store, decode, encode, file_key, tree_key
 from tracer.index.cache import SummaryCache
@@ -137,6 +138,7 @@ def _compile_all(files: list[SourceFile], keys: list[str], datas: list[bytes | N
 
 def solve_tree(irs: list[ModuleIR], prefix: str = "", entry_seeds: dict[str, str] | None = None,
                module_calls: tuple[str, ...] = (), seed_modules: tuple[str, ...] = (),
+               registries: tuple[RegistryRule, ...] = (),
                ) -> tuple[list[str], list[tuple[str, str, str]], dict[str, Any]]:
     """(nodes, edges as (caller, callee, kind), call statistics) of compiled modules (``irs`` is
     emptied: the modules are the solver's from then on); ``prefix``:
@@ -144,10 +146,11 @@ def solve_tree(irs: list[ModuleIR], prefix: str = "", entry_seeds: dict[str, str
     ``entry_seeds``: protocol method -> the module variable that names entry classes (a
     receiver of that method no class of the tree reaches is taken to be one of them);
     ``module_calls``: the method a call of an instance runs without an in-tree ``__call__``;
-    ``seed_modules``: where such a receiver may be seeded (the runner's modules; empty: anywhere).
+    ``seed_modules``: where such a receiver may be seeded (the runner's modules; empty: anywhere);
+    ``registries``: the classes a model registry builds by name (callgraph/registry.py).
     ``stats["edges_assumed"]`` lists ``[caller, callee, why]`` for the edges no value proves (made
     only through a seeded receiver: :data:`tracer.callgraph.seeds.ENTRY_CLASSES`, ``ATTRIBUTES``)."""
-    solver = Solver([ir for ir in irs if not ir.error], prefix, entry_seeds)
+    solver = Solver([ir for ir in irs if not ir.error], prefix, entry_seeds, registries)
     solver.module_calls = tuple(module_calls)
     solver.seed_modules = tuple(seed_modules)
     irs.clear()  # the solver drops each module's instructions once installed: nothing else may hold them
@@ -209,7 +212,8 @@ def whole_call_graph(path: str | Path, cache: SummaryCache, jobs: int = 0,
                      progress: Callable[[str], None] | None = None,
                      entry_seeds: dict[str, str] | None = None,
                      module_calls: tuple[str, ...] = (),
-                     seed_modules: tuple[str, ...] = ()) -> tuple[nx.DiGraph, dict[str, Any]]:
+                     seed_modules: tuple[str, ...] = (),
+                     registries: tuple[RegistryRule, ...] = ()) -> tuple[nx.DiGraph, dict[str, Any]]:
     started = time.perf_counter()
     layout, prefix = tree_layout(path)
     files, problems = list_sources(layout)
@@ -217,7 +221,8 @@ def whole_call_graph(path: str | Path, cache: SummaryCache, jobs: int = 0,
     store = Store(cache.directory)
     keys, datas = read_all(files, layout.base)
     whole_key = tree_key(keys + [f"seed:{m}={v}" for m, v in sorted((entry_seeds or {}).items())]
-                         + [f"module-call:{m}" for m in module_calls] + [f"seed-in:{m}" for m in seed_modules])
+                         + [f"module-call:{m}" for m in module_calls] + [f"seed-in:{m}" for m in seed_modules]
+                         + [r.key() for r in registries])
     answer = store.load_value(whole_key)
     if isinstance(answer, tuple) and len(answer) == 4:  # an unchanged tree: no entry decoded, nothing solved
         nodes, edges, call_stats, ir_errors = answer
@@ -230,7 +235,7 @@ def whole_call_graph(path: str | Path, cache: SummaryCache, jobs: int = 0,
         if progress:
             progress(f"solving {len(irs)} modules")
         ir_errors = sum(1 for ir in irs if ir.error)
-        nodes, edges, call_stats = solve_tree(irs, prefix, entry_seeds, module_calls, seed_modules)
+        nodes, edges, call_stats = solve_tree(irs, prefix, entry_seeds, module_calls, seed_modules, registries)
         store.store_value(whole_key, (nodes, edges, call_stats, ir_errors))
         counts["answer_cached"] = 0
     del datas

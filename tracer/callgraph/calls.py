@@ -46,6 +46,7 @@ class Calls(Heap):
     # methods a call of an instance runs when its class has no __call__ in the tree (the packs'
     # `[flow] module_call`: torch's nn.Module.__call__ runs forward), the scan's rule too
     module_calls: tuple[str, ...] = ()
+    factories: dict[str, Any]  # a registry factory's name -> its rule (seeds.Seeds.init_registries)
 
     def init_calls(self) -> None:
         self.memo: set[tuple[int, Value]] = set()
@@ -183,6 +184,8 @@ class Calls(Heap):
         base = self.scope_base[uid]
         params = scope.params
         self.add_edge(site, uid)
+        if self.factories and site.dst >= 0 and scope.name.rpartition(".")[2] in self.factories:
+            self.factory_call(site, self.factories[scope.name.rpartition(".")[2]])
         given: dict[int, Any] = {}
         positional = [i for i, p in enumerate(params) if p.kind in ("pos", "posonly")]
         star = next((i for i, p in enumerate(params) if p.kind == "star"), -1)
@@ -465,3 +468,4 @@ class Calls(Heap):
     def attr_instr(self, dst: int, obj: int, name: str, caller: int, line: int) -> None: ...
     def setattr_instr(self, obj: int, name: str, src: int, caller: int, line: int) -> None: ...
     def when_empty(self, var: int, fn: Any, late: bool = False) -> None: ...
+    def factory_call(self, site: Site, rule: Any) -> None: ...

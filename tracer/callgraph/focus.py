@@ -26,6 +26,7 @@ from tracer.callgraph.build import (
     tree_layout,
 )
 from tracer.callgraph.ir import ModuleIR
+from tracer.callgraph.registry import RegistryRule
 from tracer.callgraph.store import Store, tree_key
 from tracer.index.cache import SummaryCache
 from tracer.index.discover import list_sources
@@ -51,7 +52,8 @@ def focused_call_graph(path: str | Path, cache: SummaryCache, words: Iterable[st
                        import_depth: int = 1, entry_seeds: dict[str, str] | None = None,
                        module_calls: tuple[str, ...] = (),
                        progress: Callable[[str], None] | None = None,
-                       seed_modules: tuple[str, ...] = ()) -> tuple[nx.DiGraph, dict[str, Any]]:
+                       seed_modules: tuple[str, ...] = (),
+                       registries: tuple[RegistryRule, ...] = ()) -> tuple[nx.DiGraph, dict[str, Any]]:
     started = time.perf_counter()
     layout, prefix = tree_layout(path)
     files, _ = list_sources(layout)
@@ -75,7 +77,8 @@ def focused_call_graph(path: str | Path, cache: SummaryCache, words: Iterable[st
             break
     order = sorted(irs)
     key = tree_key([keys[i] for i in order] + ["focus"] + [f"seed:{m}={v}" for m, v in sorted((entry_seeds or {}).items())]
-                   + [f"module-call:{m}" for m in module_calls] + [f"seed-in:{m}" for m in seed_modules])
+                   + [f"module-call:{m}" for m in module_calls] + [f"seed-in:{m}" for m in seed_modules]
+                   + [r.key() for r in registries])
     answer = store.load_value(key)
     cached = isinstance(answer, tuple) and len(answer) == 3
     if cached:
@@ -84,7 +87,7 @@ def focused_call_graph(path: str | Path, cache: SummaryCache, words: Iterable[st
         modules = [irs[i] for i in order]
         irs.clear()
         datas.clear()  # compiled: neither the sources nor the modules outlive the solve
-        nodes, edges, call_stats = solve_tree(modules, prefix, entry_seeds, module_calls, seed_modules)
+        nodes, edges, call_stats = solve_tree(modules, prefix, entry_seeds, module_calls, seed_modules, registries)
         store.store_value(key, (nodes, edges, call_stats))
 
     def short(name: str) -> str:
@@ -183,7 +186,8 @@ def neighbourhood_call_graph(path: str | Path, cache: SummaryCache, names: Itera
                              callers: bool = False, jobs: int = 0, entry_seeds: dict[str, str] | None = None,
                              progress: Callable[[str], None] | None = None,
                              module_calls: tuple[str, ...] = (),
-                             seed_modules: tuple[str, ...] = ()) -> tuple[nx.DiGraph, dict[str, Any]]:
+                             seed_modules: tuple[str, ...] = (),
+                             registries: tuple[RegistryRule, ...] = ()) -> tuple[nx.DiGraph, dict[str, Any]]:
     """The graph ``--from NAME --depth N`` is cut from, solved on demand: the files defining NAME;
     then, round by round, the modules whose imported names the functions reached less than N
     calls deep read (their own code, their class's ``__init__`` and what it calls) and the module
@@ -214,6 +218,7 @@ def neighbourhood_call_graph(path: str | Path, cache: SummaryCache, names: Itera
                                                                            for o in owners)})
     seeds = ([f"seed:{m}={v}" for m, v in sorted((entry_seeds or {}).items())] + [f"module-call:{m}" for m in module_calls]
              + [f"seed-in:{m}" for m in seed_modules])
+    seeds += [r.key() for r in registries]
     full = [f"{prefix}.{n}" if prefix else n for n in names]
     uses: dict[int, dict[int, set[str]]] = {}
     readers: dict[str, set[int]] = {}
@@ -229,7 +234,7 @@ def neighbourhood_call_graph(path: str | Path, cache: SummaryCache, names: Itera
             nodes, edges, call_stats = answer
         else:
             nodes, edges, call_stats = solve_tree([irs[i] for i in order], prefix, entry_seeds, module_calls,
-                                                  seed_modules)
+                                                  seed_modules, registries)
             store.store_value(key, (nodes, edges, call_stats))
         graph = graph_of(nodes, edges, call_stats)
         if rounds > max(1, depth) + 1:

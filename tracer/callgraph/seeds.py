@@ -7,9 +7,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from fnmatch import fnmatchcase
+from typing import Any
 
 from tracer.callgraph.attrs import Attrs
 from tracer.callgraph.heap import Value
+from tracer.callgraph.registry import RegistryRule
 
 MAX_DUCKS = 3  # classes a parameter may be taken to be an instance of
 # why an edge is no value's proof (``stats.edges_assumed``): the call's receiver was given by a seed
@@ -27,6 +29,9 @@ class Seeds(Attrs):
     # classes: the runner's (the pack's [runner] modules); empty: any module. A model's own
     # receiver (a class picked from another package's registry at run time) is never seeded.
     seed_modules: tuple[str, ...] = ()
+
+    def in_tree(self, name: str) -> str:  # the solver's (solve.Solver.in_tree)
+        raise NotImplementedError
 
     def init_seeds(self) -> None:
         self.param_vars: set[int] = set()  # parameters a caller would fill (not self/cls)
@@ -114,6 +119,43 @@ class Seeds(Attrs):
                 self.mark_assumed(var, ATTRIBUTES)
                 self.add(var, [self.V("i", c) for c in chosen])
 
+    def init_registries(self, rules: tuple[RegistryRule, ...]) -> None:
+        self.registry_seeds: dict[str, RegistryRule] = {r.setter: r for r in rules if r.setter}
+        self.factories: dict[str, RegistryRule] = {f: r for r in rules for f in r.factories}
+        self.registry_vars: dict[tuple[str, str], int] = {}
+        # the framework's loader creates every registered class (by name, from the config)
+        self.registry_made = [self.registered(r, "") for r in rules]
+
+    def registered(self, rule: RegistryRule, architecture: str) -> int:
+        """A variable of instances of the classes ``rule``'s registry names (``architecture`` "":
+        every one), filled as their names become known; not cut by the value budget."""
+        key = (rule.key(), architecture)
+        found = self.registry_vars.get(key)
+        if found is None:
+            found = self.registry_vars[key] = self.new_var()
+            self.unbudgeted.add(found)
+            into = found
+
+            def instances(vals: Iterable[Value]) -> None:
+                self.add(into, [self.V("i", v[1]) for v in vals if v[0] == "c"])
+            for arch, module, name in rule.classes:
+                if architecture in ("", arch) and self.in_tree(module):
+                    self.on(self.export(self.in_tree(module), name), instances)
+        return found
+
+    def seed_registry(self, obj: int, rule: RegistryRule) -> None:
+        """The runner's receiver of the protocol's setter no class reaches: a registered class."""
+        self.entry_seeded += 1
+        self.edge(self.registered(rule, ""), obj)
+
+    def factory_call(self, site: Any, rule: RegistryRule) -> None:
+        """A call of a registry factory returns an instance of the class its keywords name."""
+        for name, var in site.kwargs:
+            if name is not None and name == rule.name_keyword:
+                self.each(self.elements(var, -1), lambda k: self.edge(self.registered(rule, k[2]), site.dst), "k")
+            elif name is not None and name in rule.class_keywords:
+                self.each(var, lambda c: self.add(site.dst, (self.V("i", c[1]),)), "c")
+
     def seed_entries(self, obj: int, variable: str) -> None:
         found = self.entry_vars.get(variable)
         if found is None:
@@ -136,6 +178,8 @@ class Seeds(Attrs):
         """``self`` of a method no known call reached: instances of its class, or of the subclasses
         of it the program creates (an override in a class never created is no edge)."""
         made_of: dict[int, list[int]] = {}  # class -> the created classes whose MRO holds it
+        for var in self.registry_made:
+            self.instantiated.update(v[1] for v in self.pts.get(var, ()) if v[0] == "i")
         for k in sorted(self.instantiated):
             for c in self.mro(k):
                 made_of.setdefault(c, []).append(k)

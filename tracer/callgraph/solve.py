@@ -29,6 +29,7 @@ from tracer.callgraph.calls import DECORATOR_BUILTINS, PROGRAM_CALLABLE, Calls, 
 from tracer.callgraph.heap import UNK, Value
 from tracer.callgraph.ir import ModuleIR, ScopeIR
 from tracer.callgraph.protocols import AITER, ITER
+from tracer.callgraph.registry import RegistryRule
 from tracer.callgraph.seeds import Seeds
 
 BUILTIN_NAMES = frozenset(dir(builtins))
@@ -41,7 +42,8 @@ Watcher = Any  # Callable[[tuple[Value, ...]], object] | tuple (see Solver.on)
 
 
 class Solver(Seeds):
-    def __init__(self, modules: list[ModuleIR], prefix: str = "", entry_seeds: dict[str, str] | None = None):
+    def __init__(self, modules: list[ModuleIR], prefix: str = "", entry_seeds: dict[str, str] | None = None,
+                 registries: tuple[RegistryRule, ...] = ()):
         self.prefix = prefix
         self.entry_seeds = dict(entry_seeds or {})  # method name -> module variable naming entry classes
         self.entry_vars: dict[str, int] = {}
@@ -105,6 +107,7 @@ class Solver(Seeds):
         self.dunders = {name for attrs in self.class_attrs for name in attrs if name.startswith("__")}
         self.ints = list(range(base))
         self.init_seeds()
+        self.init_registries(registries)
 
     # -- the propagation core -------------------------------------------------------------------
     def V(self, *parts: Any) -> Value:
@@ -465,6 +468,12 @@ class Solver(Seeds):
             # checked last: only once every other rule (self of methods no call reached included) is done
             self.entry_rules.append((lambda: not any(v[0] in ("i", "c") for v in self.pts.get(obj, ())),
                                      lambda: self.seed_entries(obj, self.entry_seeds[name])))
+        elif name in self.registry_seeds:  # the same, the entry classes named by a registry dict
+            self.unbudgeted.update((obj, dst))
+            # (a wrapper the runner puts around the model, CUDAGraphWrapper, has no such method either)
+            self.entry_rules.append((lambda: not any(v[0] in ("i", "c") and self.lookup(v[1], name) is not None
+                                                     for v in self.pts.get(obj, ())),
+                                     lambda: self.seed_registry(obj, self.registry_seeds[name])))
 
     # -- answers ---------------------------------------------------------------------------------------
     def site_status(self, site: Site) -> str:

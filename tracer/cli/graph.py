@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -13,6 +14,9 @@ from tracer.cli.options import PackOptions, pack_options, write_output
 from tracer.cli.output import progress
 from tracer.model.errors import UsageError
 from tracer.present import graphs
+
+if TYPE_CHECKING:
+    from tracer.callgraph.registry import RegistryRule
 
 
 @click.command("graph")
@@ -92,11 +96,12 @@ def _whole(packs: PackOptions, path: str, from_names: tuple[str, ...], depth: in
 
             g, stats = neighbourhood_call_graph(path, summary_cache(packs.cache_dir, packs.use_cache), from_names,
                                                 depth, callers, packs.jobs, entry_seeds(packs),
-                                                module_calls=module_calls(packs), seed_modules=seed_modules(packs))
+                                                module_calls=module_calls(packs), seed_modules=seed_modules(packs),
+                                                registries=registries(packs, path))
         else:
             g, stats = whole_call_graph(path, summary_cache(packs.cache_dir, packs.use_cache), packs.jobs,
                                         entry_seeds=entry_seeds(packs), module_calls=module_calls(packs),
-                                        seed_modules=seed_modules(packs))
+                                        seed_modules=seed_modules(packs), registries=registries(packs, path))
     solved = f"{stats['files_solved']} of {stats['files_total']}" if "files_solved" in stats else stats["files_total"]
     summary = (f"{len(g)} nodes, {g.number_of_edges()} edges; {stats['calls_unbound']} calls not bound "
                f"({solved} files, {stats['seconds']} s)")
@@ -148,6 +153,13 @@ def seed_modules(packs: PackOptions) -> tuple[str, ...]:
     packs that seed (a model's own receiver, e.g. a class from another package's registry, never is)."""
     return tuple(sorted({m for p in packs.packs() if p.entry_kind == "module-variable" and p.entry_variable
                          and p.setter for m in (p.runner_modules or ())}))
+
+
+def registries(packs: PackOptions, root: str | Path) -> tuple[RegistryRule, ...]:
+    """The classes the packs' registry dicts name: a runner's receiver and a factory's result."""
+    from tracer.callgraph.registry import registry_rules
+
+    return registry_rules(root, packs.packs())
 
 
 def module_calls(packs: PackOptions) -> tuple[str, ...]:

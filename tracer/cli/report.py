@@ -56,7 +56,7 @@ def setter_call_graph(root: Path, packs: PackOptions, protocols: tuple[str, ...]
     from the cache when unchanged); (None, why) when there is none."""
     from tracer.analysis.pipeline import summary_cache
     from tracer.callgraph.focus import focused_call_graph
-    from tracer.cli.graph import entry_seeds, module_calls, seed_modules
+    from tracer.cli.graph import entry_seeds, module_calls, registries, seed_modules
     from tracer.present import callgraph_view
 
     # the scan's protocols' setter methods (a pack whose ids ride on the config names __init__: no setter)
@@ -67,7 +67,7 @@ def setter_call_graph(root: Path, packs: PackOptions, protocols: tuple[str, ...]
     try:
         graph, _ = focused_call_graph(root, summary_cache(packs.cache_dir, packs.use_cache), setters, packs.jobs,
                                       entry_seeds=entry_seeds(packs), module_calls=module_calls(packs),
-                                      seed_modules=seed_modules(packs))
+                                      seed_modules=seed_modules(packs), registries=registries(packs, root))
     except Exception as error:  # a picture must never cost the report (the protocol graph is drawn instead)
         return None, f"the value-flow call graph failed: {error}"
     starts = sorted({n for name in setters for n in callgraph_view.start_nodes(graph, name) if n.endswith("." + name)})
