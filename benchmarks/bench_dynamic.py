@@ -51,7 +51,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from tracer.callgraph.build import _layout, solve_tree  # noqa: E402
+from tracer.callgraph.build import solve_tree, tree_layout  # noqa: E402
 from tracer.callgraph.compile import compile_module  # noqa: E402
 from tracer.index.discover import list_sources  # noqa: E402
 
@@ -211,7 +211,7 @@ def static_edges(root: Path, pkg_dir: str, skip: str) -> tuple[
     name, so a call of any definition of it is found), and on the last definition only (the
     one that binds: the extras, so typing.overload stubs are no impossible edges)."""
     started = time.perf_counter()
-    layout, prefix = _layout(root / pkg_dir)
+    layout, prefix = tree_layout(root / pkg_dir)
     files, _ = list_sources(layout)
     irs, where = [], {}
     skip_prefix = skip.replace("/", ".") if skip else ""

@@ -57,6 +57,10 @@ KINDS = {
     ("next_protocol", "main.first", "main.Counter.__next__"): "implicit",
     ("callbacks_partial", "main.run", "main.scale"): "callback",
     ("getattr_hooks", "main.use", "main.Proxy.__getattr__"): "implicit",
+    ("descriptors", "main.Model.use", "main.CachedProperty.__get__"): "implicit",
+    ("descriptors", "main.Model.use", "main.Typed.__get__"): "implicit",
+    ("descriptors", "main.CachedProperty.__get__", "main.Model.size"): "callback",
+    ("reduce_callback", "main.total", "main.step"): "callback",
 }
 
 # (category, caller, callee) that must NOT be in the graph (each a plausible wrong guess).
@@ -76,6 +80,12 @@ ABSENT = {
     ("getattr_prefix", "main.Visitor.visit", "main.Visitor.other"),  # no visit_ prefix
     ("getattr_prefix", "main.Visitor.run", "main.Visitor.visit_Name"),
     ("duck_params", "main.ambiguous", "main.Other.parse"),  # Other is never created
+    ("annotated_params", "main.parse_block", "main.InlineState.append"),  # the annotation admits block states
+    ("annotated_params", "main.parse_inline", "main.BlockState.append"),
+    ("annotated_params", "main.parse_inline", "main.SubBlock.append"),
+    ("descriptors", "main.Model.use", "main.unrelated"),
+    ("getattribute_dispatch", "main.Renderer.render", "main.Renderer.unused"),  # no token names it
+    ("reduce_callback", "main.total", "main.never"),
 }
 
 

@@ -142,7 +142,8 @@ def solve_tree(irs: list[ModuleIR], prefix: str = "", entry_seeds: dict[str, str
              "calls_external": status.get("external", 0), "calls_unbound": sum(unbound.values()),
              "unbound_by_cause": unbound, "values_cut": solver.values_cut,
              "receivers_seeded_with_entry_classes": solver.entry_seeded,
-             "params_typed_by_attributes": solver.ducks_seeded}
+             "params_typed_by_attributes": solver.ducks_seeded,
+             "arguments_narrowed_by_annotations": solver.arguments_narrowed()}
     # its closures hold it in cycles: freed now, not at the next collection, and before the answer is built
     solver.__dict__.clear()
     nodes = sorted(set(names))

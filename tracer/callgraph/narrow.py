@@ -1,0 +1,112 @@
+"""Parameters narrowed by their annotation: a parameter annotated with classes of the tree
+(``state: BlockState``, ``Optional["C"]``, ``A | B``) takes, of what its callers pass, only
+the instances of those classes and their subclasses. A mixin of the solver.
+
+Without it one shared dispatcher (a base class's ``parse_method(m, state)`` called by a block
+parser with block states and by an inline parser with inline states) hands every state to
+every parse function, and each of them calls the other state's methods: edges Python never
+makes. The annotation is the author's own statement of what arrives; where it says less than
+a plain union of classes (``list[C]``, ``Callable``, ``Any``, a class outside the tree, a
+Protocol) nothing is narrowed, and an instance of a class whose bases are not all known
+(one may be the annotated class) is kept. What is held back is counted
+(``stats.arguments_narrowed_by_annotations``), never silently dropped: a value held back while the
+annotation is unresolved is let through once the fixpoint leaves it so.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tracer.callgraph.heap import Heap, Value
+
+
+class Narrow(Heap):
+    deferred: list[tuple[bool, Any, Any]]
+
+    def init_narrow(self) -> None:
+        self.narrowed: dict[int, tuple[int, ...]] = {}  # parameter var -> the vars of its annotation's classes
+        self.gates: dict[int, int] = {}  # parameter var -> the var its callers' arguments go into
+        self.held: dict[int, list[Value]] = {}  # parameter var -> instances the annotation does not admit
+
+    def narrow_instr(self, param: int, classes: tuple[int, ...]) -> None:
+        self.narrowed[param] = classes
+
+    def param_in(self, param: int) -> int:
+        """The variable a caller's argument for ``param`` flows into (the parameter itself, or
+        its gate when an annotation narrows it)."""
+        classes = self.narrowed.get(param)
+        if classes is None:
+            return param
+        gate = self.gates.get(param)
+        if gate is None:
+            gate = self.gates[param] = self.new_var()
+            self.on(gate, ("", Narrow.admit, param, classes))
+            for cls in classes:
+                self.on(cls, lambda _vals, param=param: self.recheck(param))
+                self.when_empty(cls, (Narrow.release, param), late=True)
+        return gate
+
+    def admit(self, v: Value, param: int, classes: tuple[int, ...]) -> None:
+        if param not in self.narrowed or self.admits(v, classes):
+            self.add(param, (v,))
+            return
+        held = self.held.get(param)
+        if held is None:
+            held = self.held[param] = []
+            self.deferred.append((False, lambda: bool(self.held.get(param)), (Narrow.recheck_later, param)))
+        if v not in held:
+            held.append(v)
+
+    def recheck_later(self, param: int) -> None:
+        """A base resolved late may make a held instance admissible: checked again every round."""
+        self.recheck(param)
+        if self.held.get(param):
+            self.deferred.append((False, lambda: bool(self.held.get(param)), (Narrow.recheck_later, param)))
+
+    def arguments_narrowed(self) -> int:
+        return sum(len(held) for held in self.held.values())
+
+    def admits(self, v: Value, classes: tuple[int, ...]) -> bool | None:
+        """True / False; None while the annotation is not resolved yet."""
+        if v[0] != "i":
+            return True
+        allowed: set[int] = set()
+        for var in classes:
+            vals = self.pts.get(var, ())
+            if not vals:
+                return None
+            for c in vals:
+                if c[0] != "c" or self.open_class(c[1], protocol=True):
+                    return True  # something outside the tree, a builtin, a Protocol: no narrowing
+                allowed.add(c[1])
+        order = self.mro(v[1])
+        return bool(allowed.intersection(order)) or any(self.open_class(k) for k in order)
+
+    def open_class(self, cid: int, protocol: bool = False) -> bool:
+        """A class with a base not known to be a class of the tree (``protocol``: or a
+        ``typing.Protocol``, which admits what does not inherit it)."""
+        for var in self.class_bases[cid]:
+            vals = self.pts.get(var, ())
+            if not vals:
+                return True
+            if protocol and any(b[0] == "x" and b[1].rsplit(".", 1)[-1] == "Protocol" for b in vals):
+                return True
+        return False
+
+    def recheck(self, param: int) -> None:
+        held = self.held.get(param)
+        if not held or param not in self.narrowed:
+            return
+        classes = self.narrowed[param]
+        keep = [v for v in held if not self.admits(v, classes)]
+        let = [v for v in held if v not in keep]
+        self.held[param] = keep
+        if let:
+            self.add(param, let)
+
+    def release(self, param: int) -> None:
+        """An annotation class that never resolved: nothing is narrowed."""
+        held = self.held.pop(param, [])
+        if held:
+            self.add(param, held)
+        self.narrowed.pop(param, None)
