@@ -1,6 +1,6 @@
 """Benchmark: tracer's whole call graph (`tracer graph --all`) against the calls real test suites make.
 
-    python benchmarks/bench_dynamic.py [--only NAME ...] [--json OUT] [--misses N] [--judge]
+    python benchmarks/bench_dynamic.py [--only NAME ...] [--json OUT] [--misses N] [--judge] [--reuse-trace]
 
 Each package below is a real pure-Python release from PyPI, fetched as an sdist with the
 ordinary client (``pip download --no-deps --no-binary :all:``) into
@@ -174,8 +174,18 @@ def def_lines(path: Path) -> dict[int, int]:
 Node = tuple[str, int]  # (path relative to the sdist, def line; 0: the module body)
 
 
-def dynamic_edges(root: Path, pkg_dir: str, path_entry: str, tests: list[str], skip: str,
+def dynamic_edges(root: Path, pkg_dir: str, path_entry: str, tests: list[str], skip: str, reuse: bool = False,
                   ) -> tuple[dict[tuple[Node, Node], list[int]], set[Node], float]:
+    kept = root.parent / f"{root.name}.trace.json"  # the test suite's calls do not depend on tracer
+    if reuse and kept.exists():
+        rows, seconds = json.loads(kept.read_text()), 0.0
+    else:
+        rows, seconds = run_traced(root, pkg_dir, path_entry, tests, skip)
+        kept.write_text(json.dumps(rows))
+    return map_rows(root, rows) + (seconds,)
+
+
+def run_traced(root: Path, pkg_dir: str, path_entry: str, tests: list[str], skip: str) -> tuple[list, float]:
     with tempfile.TemporaryDirectory() as tmp:
         script, out = Path(tmp) / "runner.py", Path(tmp) / "edges.json"
         script.write_text(RUNNER)
@@ -185,7 +195,10 @@ def dynamic_edges(root: Path, pkg_dir: str, path_entry: str, tests: list[str], s
         subprocess.run([sys.executable, str(script), str(root / pkg_dir), str(out), *tests], cwd=root, env=env,
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=600)
         seconds = time.perf_counter() - started
-        rows = json.loads(out.read_text())
+        return json.loads(out.read_text()), seconds
+
+
+def map_rows(root: Path, rows: list) -> tuple[dict[tuple[Node, Node], list[int]], set[Node]]:
     lines: dict[str, dict[int, int]] = {}
     edges: dict[tuple[Node, Node], list[int]] = {}
     real_root = os.path.realpath(root)
@@ -202,7 +215,7 @@ def dynamic_edges(root: Path, pkg_dir: str, path_entry: str, tests: list[str], s
             edges.setdefault((u, v), []).extend(sites)
             if is_gen:
                 gens.add(v)
-    return edges, gens, seconds
+    return edges, gens
 
 
 def static_edges(root: Path, pkg_dir: str, skip: str) -> tuple[
@@ -326,6 +339,8 @@ def main() -> int:
     ap.add_argument("--json", dest="json_out")
     ap.add_argument("--misses", type=int, default=0, help="print N missed edges per package")
     ap.add_argument("--judge", action="store_true", help="print the sampled extra edges not judged yet")
+    ap.add_argument("--reuse-trace", action="store_true",
+                    help="read the test suite's calls kept by the last run (they do not change with tracer)")
     opts = ap.parse_args()
     verdicts = json.loads(VERDICTS.read_text()) if VERDICTS.exists() else {}
     verdicts.pop("_about", None)
@@ -336,7 +351,7 @@ def main() -> int:
         if opts.only and name not in opts.only:
             continue
         root = fetch(name, version)
-        dyn, gens, t_dyn = dynamic_edges(root, pkg_dir, path_entry, tests, skip)
+        dyn, gens, t_dyn = dynamic_edges(root, pkg_dir, path_entry, tests, skip, opts.reuse_trace)
         static, static_last, named, stats, t_static = static_edges(root, pkg_dir, skip)
         found = set(dyn) & static
         missed = sorted(set(dyn) - static)

@@ -86,6 +86,8 @@ ABSENT = {
     ("descriptors", "main.Model.use", "main.unrelated"),
     ("getattribute_dispatch", "main.Renderer.render", "main.Renderer.unused"),  # no token names it
     ("reduce_callback", "main.total", "main.never"),
+    ("receiver_results", "main.Base.render", "main.Plain.text"),  # Base.render runs on an Html only
+    ("receiver_results", "main.Plain.render", "main.Html.text"),
 }
 
 

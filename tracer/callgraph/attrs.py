@@ -18,6 +18,7 @@ from tracer.callgraph.protocols import STR_CASES
 
 
 class Attrs(Calls):
+    dunders: set[str]
     entry_seeds: dict[str, str]
     unbudgeted: set[int]
     modules: set[str]

@@ -226,7 +226,7 @@ class Calls(Narrow):
         if scope.yields >= 0:
             self.add(site.dst, (self.V("g", uid),))
         else:
-            self.edge(scope.ret + base, site.dst)
+            self.edge(self.returned_to(uid, scope.ret + base, recv), site.dst)
         for i in scope.passthrough:
             if i in given:
                 if isinstance(given[i], tuple):
@@ -377,11 +377,11 @@ class Calls(Narrow):
             if target >= 0 and fget >= 0:
                 self.setattr_instr(target, "fget", fget, site.caller, site.line)
         elif name == "property.__get__":  # property.__get__(self, obj, type): self.fget(obj)
-            target, obj = self.arg(site, 0), self.arg(site, 1)
+            target, instance = self.arg(site, 0), self.arg(site, 1)
             if target >= 0:
                 fget = self.new_var()
                 self.attr_instr(fget, target, "fget", site.caller, site.line)
-                self.callback(site, fget, (obj,), dst)
+                self.callback(site, fget, (instance,), dst)
         elif name == "globals" and dst >= 0:
             self.add(dst, (self.V("G", self.scope_module[site.caller]),))
 

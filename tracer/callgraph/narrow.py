@@ -1,4 +1,4 @@
-"""Parameters narrowed by their annotation: a parameter annotated with classes of the tree
+"""Arguments and results narrowed: a parameter annotated with classes of the tree
 (``state: BlockState``, ``Optional["C"]``, ``A | B``) takes, of what its callers pass, only
 the instances of those classes and their subclasses. A mixin of the solver.
 
@@ -11,6 +11,13 @@ Protocol) nothing is narrowed, and an instance of a class whose bases are not al
 (one may be the annotated class) is kept. What is held back is counted
 (``stats.arguments_narrowed_by_annotations``), never silently dropped: a value held back while the
 annotation is unresolved is let through once the fixpoint leaves it so.
+
+Results too, per receiver (bounded): a method of a base class returning a bound method of
+``self`` (``return getattr(self, name)``, ``self._get_method(kind)``) returns, to a call on
+one receiver, the bound methods of that receiver only, not those of every other instance
+the method was called on (an HTML renderer's dispatch never returns a Markdown renderer's
+methods). At most ``MAX_RECEIVERS`` receivers per method are kept apart; the others share
+the unfiltered result.
 """
 
 from __future__ import annotations
@@ -19,14 +26,44 @@ from typing import Any
 
 from tracer.callgraph.heap import Heap, Value
 
+MAX_RECEIVERS = 8  # receivers of one method whose results are kept apart
+
 
 class Narrow(Heap):
     deferred: list[tuple[bool, Any, Any]]
+    scopes: list[Any]
+
+    def owner_cid(self, uid: int) -> int:
+        raise NotImplementedError
 
     def init_narrow(self) -> None:
         self.narrowed: dict[int, tuple[int, ...]] = {}  # parameter var -> the vars of its annotation's classes
         self.gates: dict[int, int] = {}  # parameter var -> the var its callers' arguments go into
         self.held: dict[int, list[Value]] = {}  # parameter var -> instances the annotation does not admit
+        self.results: dict[tuple[int, Value], int] = {}  # (method, receiver) -> its result as that receiver sees it
+        self.receivers: dict[int, int] = {}  # method -> receivers kept apart
+        self.results_narrowed = 0
+
+    def returned_to(self, uid: int, ret: int, recv: Value | None) -> int:
+        """The variable of what method ``uid`` returns to a call on ``recv``."""
+        if recv is None or recv[0] != "i" or self.scopes[uid].method != "instance":
+            return ret
+        key = (uid, recv)
+        var = self.results.get(key)
+        if var is None:
+            if self.receivers.get(uid, 0) >= MAX_RECEIVERS:
+                return ret
+            self.receivers[uid] = self.receivers.get(uid, 0) + 1
+            var = self.results[key] = self.new_var()
+            self.on(ret, ("", Narrow.result_for, var, recv, self.owner_cid(uid)))
+        return var
+
+    def result_for(self, v: Value, var: int, recv: Value, owner: int) -> None:
+        """Keep ``v`` unless it is a bound method of another instance that may be ``self`` here."""
+        if v[0] == "b" and v[2] != recv and v[2][0] == "i" and owner in self.mro(v[2][1]):
+            self.results_narrowed += 1
+            return
+        self.add(var, (v,))
 
     def narrow_instr(self, param: int, classes: tuple[int, ...]) -> None:
         self.narrowed[param] = classes
