@@ -220,3 +220,10 @@ def test_from_solves_only_the_neighbourhood_and_finds_it_across_modules():
     mixin = json.loads(run_graph(str(DATA / "mro_cross_module"), "--all", "--from", "BaseModel.forward",
                                  "--depth", "1")[1])
     assert ["models.base.BaseModel.forward", "models.mixins.CaptureMixin.post"] in mixin["edges"]
+
+
+def test_what_the_narrowings_hold_back_is_counted():
+    # parse_block holds back the inline state; parse_inline the block state and its subclass
+    assert graph_of("annotated_params")["stats"]["arguments_narrowed_by_annotations"] == 3
+    # Base.lookup's result: Plain's bound text kept from Html's caller, and Html's from Plain's
+    assert graph_of("receiver_results")["stats"]["results_narrowed_by_receiver"] == 2
