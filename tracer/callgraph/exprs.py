@@ -56,6 +56,7 @@ class ExprCompiler(OperatorCompiler):
         self.const_cache: dict[Any, int] = {}
         self.phi_cache: dict[frozenset[int], int] = {}
         self.shapes: dict[int, Shape] = {}
+        self.annotation_names: tuple[str, ...] = ()  # the names the last annotation_classes() read
         self.calls = 0
         self.scopes_all: list[Scope] = []
         self.element_vars: set[int] = set()  # loop variables: a function called through one was passed around
@@ -403,7 +404,7 @@ class ExprCompiler(OperatorCompiler):
                 classes, plain = self.annotation_classes(defaults_scope, arg.annotation)
                 self.copy(var, self.instances_of(classes))
                 if plain and kind not in ("star", "dstar"):  # an argument is kept where the annotation admits it
-                    self.emit("narrow", var, tuple(classes))
+                    self.emit("narrow", var, tuple(classes), self.annotation_names)
             scope.params[arg.arg] = (index, var)
             scope.env[arg.arg] = frozenset((var,))
             scope.versions.setdefault(arg.arg, []).append(var)
@@ -450,6 +451,7 @@ class ExprCompiler(OperatorCompiler):
             elif not (isinstance(cur, ast.Constant) and cur.value is None):
                 plain = False
         out = [cls for cls in (self.expr(scope, name) for name in names) if cls >= 0]
+        self.annotation_names = tuple(n.id if isinstance(n, ast.Name) else getattr(n, "attr", "") for n in names)
         return out, plain and bool(out) and len(out) == len(names)
 
     def lambda_(self, scope: Scope, node: ast.Lambda) -> int:

@@ -1,14 +1,19 @@
 """Arguments and results narrowed: a parameter annotated with classes of the tree
-(``state: BlockState``, ``Optional["C"]``, ``A | B``) takes, of what its callers pass, only
-the instances of those classes and their subclasses. A mixin of the solver.
+(``state: BlockState``, ``Optional["C"]``, ``A | B``) takes, of what its callers pass, no
+instance of a class defined beside those (in the same module) that is none of them nor a
+subclass. A mixin of the solver.
 
 Without it one shared dispatcher (a base class's ``parse_method(m, state)`` called by a block
 parser with block states and by an inline parser with inline states) hands every state to
 every parse function, and each of them calls the other state's methods: edges Python never
 makes. The annotation is the author's own statement of what arrives; where it says less than
 a plain union of classes (``list[C]``, ``Callable``, ``Any``, a class outside the tree, a
-Protocol) nothing is narrowed, and an instance of a class whose bases are not all known
-(one may be the annotated class) is kept. What is held back is counted
+Protocol, a name bound to something else than the class of that name: ``X = Union[...]``)
+nothing is narrowed; an instance of a class whose bases are not all known (one
+may be the annotated class) is kept, and so is one of a class from another module: annotations
+lie where code duck-types (a plugin's algorithm object handed to parameters annotated with
+the built-in algorithms' enum, another model's norm class to ``q_norm: RMSNorm``), and a
+stand-in is defined elsewhere, not beside the class it stands in for. What is held back is counted
 (``stats.arguments_narrowed_by_annotations``), never silently dropped: a value held back while the
 annotation is unresolved is let through once the fixpoint leaves it so.
 
@@ -32,12 +37,14 @@ MAX_RECEIVERS = 8  # receivers of one method whose results are kept apart
 class Narrow(Heap):
     deferred: list[tuple[bool, Any, Any]]
     scopes: list[Any]
+    class_module: list[str]
 
     def owner_cid(self, uid: int) -> int:
         raise NotImplementedError
 
     def init_narrow(self) -> None:
         self.narrowed: dict[int, tuple[int, ...]] = {}  # parameter var -> the vars of its annotation's classes
+        self.narrowed_names: dict[int, tuple[str, ...]] = {}  # parameter var -> the names its annotation writes
         self.gates: dict[int, int] = {}  # parameter var -> the var its callers' arguments go into
         self.held: dict[int, list[Value]] = {}  # parameter var -> instances the annotation does not admit
         self.results: dict[tuple[int, Value], int] = {}  # (method, receiver) -> its result as that receiver sees it
@@ -65,8 +72,9 @@ class Narrow(Heap):
             return
         self.add(var, (v,))
 
-    def narrow_instr(self, param: int, classes: tuple[int, ...]) -> None:
+    def narrow_instr(self, param: int, classes: tuple[int, ...], names: tuple[str, ...]) -> None:
         self.narrowed[param] = classes
+        self.narrowed_names[param] = names
 
     def param_in(self, param: int) -> int:
         """The variable a caller's argument for ``param`` flows into (the parameter itself, or
@@ -77,14 +85,14 @@ class Narrow(Heap):
         gate = self.gates.get(param)
         if gate is None:
             gate = self.gates[param] = self.new_var()
-            self.on(gate, ("", Narrow.admit, param, classes))
+            self.on(gate, ("", Narrow.admit, param, classes, self.narrowed_names[param]))
             for cls in classes:
                 self.on(cls, lambda _vals, param=param: self.recheck(param))
                 self.when_empty(cls, (Narrow.release, param), late=True)
         return gate
 
-    def admit(self, v: Value, param: int, classes: tuple[int, ...]) -> None:
-        if param not in self.narrowed or self.admits(v, classes):
+    def admit(self, v: Value, param: int, classes: tuple[int, ...], names: tuple[str, ...]) -> None:
+        if param not in self.narrowed or self.admits(v, classes, names):
             self.add(param, (v,))
             return
         held = self.held.get(param)
@@ -103,21 +111,26 @@ class Narrow(Heap):
     def arguments_narrowed(self) -> int:
         return sum(len(held) for held in self.held.values())
 
-    def admits(self, v: Value, classes: tuple[int, ...]) -> bool | None:
+    def admits(self, v: Value, classes: tuple[int, ...], names: tuple[str, ...]) -> bool | None:
         """True / False; None while the annotation is not resolved yet."""
         if v[0] != "i":
             return True
         allowed: set[int] = set()
-        for var in classes:
+        for var, name in zip(classes, names):
             vals = self.pts.get(var, ())
             if not vals:
                 return None
             for c in vals:
-                if c[0] != "c" or self.open_class(c[1], protocol=True):
-                    return True  # something outside the tree, a builtin, a Protocol: no narrowing
+                if c[0] != "c" or self.open_class(c[1], protocol=True) or self.class_names[c[1]].rsplit(".", 1)[-1] != name:
+                    return True  # outside the tree, a builtin, a Protocol, an alias (X = Union[...]): no narrowing
                 allowed.add(c[1])
         order = self.mro(v[1])
-        return bool(allowed.intersection(order)) or any(self.open_class(k) for k in order)
+        if allowed.intersection(order) or any(self.open_class(k) for k in order):
+            return True
+        # held back only beside the annotated class: a class of the module that defines it, which
+        # the annotation's author saw and did not name; a class from elsewhere may stand in for
+        # it by duck typing (a plugin's algorithm for an enum, another package's RMSNorm)
+        return not any(self.class_module[c] == self.class_module[v[1]] for c in allowed)
 
     def open_class(self, cid: int, protocol: bool = False) -> bool:
         """A class with a base not known to be a class of the tree (``protocol``: or a
@@ -134,8 +147,8 @@ class Narrow(Heap):
         held = self.held.get(param)
         if not held or param not in self.narrowed:
             return
-        classes = self.narrowed[param]
-        keep = [v for v in held if not self.admits(v, classes)]
+        classes, names = self.narrowed[param], self.narrowed_names[param]
+        keep = [v for v in held if not self.admits(v, classes, names)]
         let = [v for v in held if v not in keep]
         self.held[param] = keep
         if let:

@@ -410,7 +410,7 @@ class Solver(Seeds):
         elif op == "binop":
             self.binop(g(ins[1]), g(ins[2]), g(ins[3]))
         elif op == "narrow":
-            self.narrow_instr(g(ins[1]), tuple(g(c) for c in ins[2]))
+            self.narrow_instr(g(ins[1]), tuple(g(c) for c in ins[2]), ins[3])
 
     def setitem_value(self, v: Value, key: int, src: int, caller: int = -1, line: int = 0) -> None:
         if v[0] != "o":
