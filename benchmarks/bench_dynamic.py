@@ -1,6 +1,7 @@
 """Benchmark: tracer's whole call graph (`tracer graph --all`) against the calls real test suites make.
 
-    python benchmarks/bench_dynamic.py [--only NAME ...] [--json OUT] [--misses N] [--judge] [--peers VENV/bin]
+    python benchmarks/bench_dynamic.py [--only NAME ...] [--json OUT] [--misses N] [--judge] [--reuse-trace]
+                                       [--peers VENV/bin]
 
 Each package below is a real pure-Python release from PyPI, fetched as an sdist with the
 ordinary client (``pip download --no-deps --no-binary :all:``) into
@@ -51,8 +52,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from tracer.callgraph.build import solve_tree  # noqa: E402
-from tracer.callgraph.build import tree_layout as _layout  # noqa: E402
+from tracer.callgraph.build import solve_tree, tree_layout  # noqa: E402
 from tracer.callgraph.compile import compile_module  # noqa: E402
 from tracer.index.discover import list_sources  # noqa: E402
 
@@ -175,8 +175,18 @@ def def_lines(path: Path) -> dict[int, int]:
 Node = tuple[str, int]  # (path relative to the sdist, def line; 0: the module body)
 
 
-def dynamic_edges(root: Path, pkg_dir: str, path_entry: str, tests: list[str], skip: str,
+def dynamic_edges(root: Path, pkg_dir: str, path_entry: str, tests: list[str], skip: str, reuse: bool = False,
                   ) -> tuple[dict[tuple[Node, Node], list[int]], set[Node], float]:
+    kept = root.parent / f"{root.name}.trace.json"  # the test suite's calls do not depend on tracer
+    if reuse and kept.exists():
+        rows, seconds = json.loads(kept.read_text()), 0.0
+    else:
+        rows, seconds = run_traced(root, pkg_dir, path_entry, tests, skip)
+        kept.write_text(json.dumps(rows))
+    return map_rows(root, rows) + (seconds,)
+
+
+def run_traced(root: Path, pkg_dir: str, path_entry: str, tests: list[str], skip: str) -> tuple[list, float]:
     with tempfile.TemporaryDirectory() as tmp:
         script, out = Path(tmp) / "runner.py", Path(tmp) / "edges.json"
         script.write_text(RUNNER)
@@ -186,7 +196,10 @@ def dynamic_edges(root: Path, pkg_dir: str, path_entry: str, tests: list[str], s
         subprocess.run([sys.executable, str(script), str(root / pkg_dir), str(out), *tests], cwd=root, env=env,
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=600)
         seconds = time.perf_counter() - started
-        rows = json.loads(out.read_text())
+        return json.loads(out.read_text()), seconds
+
+
+def map_rows(root: Path, rows: list) -> tuple[dict[tuple[Node, Node], list[int]], set[Node]]:
     lines: dict[str, dict[int, int]] = {}
     edges: dict[tuple[Node, Node], list[int]] = {}
     real_root = os.path.realpath(root)
@@ -203,7 +216,7 @@ def dynamic_edges(root: Path, pkg_dir: str, path_entry: str, tests: list[str], s
             edges.setdefault((u, v), []).extend(sites)
             if is_gen:
                 gens.add(v)
-    return edges, gens, seconds
+    return edges, gens
 
 
 def static_edges(root: Path, pkg_dir: str, skip: str) -> tuple[
@@ -212,7 +225,7 @@ def static_edges(root: Path, pkg_dir: str, skip: str) -> tuple[
     name, so a call of any definition of it is found), and on the last definition only (the
     one that binds: the extras, so typing.overload stubs are no impossible edges)."""
     started = time.perf_counter()
-    layout, prefix = _layout(root / pkg_dir)
+    layout, prefix = tree_layout(root / pkg_dir)
     files, _ = list_sources(layout)
     irs, where = [], {}
     skip_prefix = skip.replace("/", ".") if skip else ""
@@ -329,6 +342,8 @@ def main() -> int:
     ap.add_argument("--judge", action="store_true", help="print the sampled extra edges not judged yet")
     ap.add_argument("--peers", metavar="BIN", type=Path,
                     help="also score jarviscg and pyan3 from this bin folder (a throwaway venv's: benchmarks/peers.py)")
+    ap.add_argument("--reuse-trace", action="store_true",
+                    help="read the test suite's calls kept by the last run (they do not change with tracer)")
     opts = ap.parse_args()
     verdicts = json.loads(VERDICTS.read_text()) if VERDICTS.exists() else {}
     verdicts.pop("_about", None)
@@ -339,7 +354,7 @@ def main() -> int:
         if opts.only and name not in opts.only:
             continue
         root = fetch(name, version)
-        dyn, gens, t_dyn = dynamic_edges(root, pkg_dir, path_entry, tests, skip)
+        dyn, gens, t_dyn = dynamic_edges(root, pkg_dir, path_entry, tests, skip, opts.reuse_trace)
         static, static_last, named, stats, t_static = static_edges(root, pkg_dir, skip)
         found = set(dyn) & static
         missed = sorted(set(dyn) - static)

@@ -57,6 +57,10 @@ KINDS = {
     ("next_protocol", "main.first", "main.Counter.__next__"): "implicit",
     ("callbacks_partial", "main.run", "main.scale"): "callback",
     ("getattr_hooks", "main.use", "main.Proxy.__getattr__"): "implicit",
+    ("descriptors", "main.Model.use", "main.CachedProperty.__get__"): "implicit",
+    ("descriptors", "main.Model.use", "main.Typed.__get__"): "implicit",
+    ("descriptors", "main.CachedProperty.__get__", "main.Model.size"): "callback",
+    ("reduce_callback", "main.total", "main.step"): "callback",
 }
 
 # (category, caller, callee) that must NOT be in the graph (each a plausible wrong guess).
@@ -76,6 +80,14 @@ ABSENT = {
     ("getattr_prefix", "main.Visitor.visit", "main.Visitor.other"),  # no visit_ prefix
     ("getattr_prefix", "main.Visitor.run", "main.Visitor.visit_Name"),
     ("duck_params", "main.ambiguous", "main.Other.parse"),  # Other is never created
+    ("annotated_params", "main.parse_block", "main.InlineState.append"),  # the annotation admits block states
+    ("annotated_params", "main.parse_inline", "main.BlockState.append"),
+    ("annotated_params", "main.parse_inline", "main.SubBlock.append"),
+    ("descriptors", "main.Model.use", "main.unrelated"),
+    ("getattribute_dispatch", "main.Renderer.render", "main.Renderer.unused"),  # no token names it
+    ("reduce_callback", "main.total", "main.never"),
+    ("receiver_results", "main.Base.render", "main.Plain.text"),  # Base.render runs on an Html only
+    ("receiver_results", "main.Plain.render", "main.Html.text"),
 }
 
 
@@ -208,3 +220,10 @@ def test_from_solves_only_the_neighbourhood_and_finds_it_across_modules():
     mixin = json.loads(run_graph(str(DATA / "mro_cross_module"), "--all", "--from", "BaseModel.forward",
                                  "--depth", "1")[1])
     assert ["models.base.BaseModel.forward", "models.mixins.CaptureMixin.post"] in mixin["edges"]
+
+
+def test_what_the_narrowings_hold_back_is_counted():
+    # parse_block holds back the inline state; parse_inline the block state and its subclass
+    assert graph_of("annotated_params")["stats"]["arguments_narrowed_by_annotations"] == 3
+    # Base.lookup's result: Plain's bound text kept from Html's caller, and Html's from Plain's
+    assert graph_of("receiver_results")["stats"]["results_narrowed_by_receiver"] == 2

@@ -4,8 +4,8 @@ The per-variable value budget (solve.MAX_VALUES values, MAX_KEYS constants) keep
 values that arrive first; when they arrived in the iteration order of a set of tuples of
 strings, which values were cut changed with PYTHONHASHSEED (on sglang/srt values_cut
 varied 211k-297k between runs, and an edge differed). The program below makes the budget
-cut: one parameter is handed 400 classes (256 are kept) and a loop variable 40 names
-(16 kept). Two runs, in fresh processes with different hash seeds, must agree.
+cut: one parameter is handed 400 classes (MAX_VALUES are kept) and a loop variable MAX_KEYS + 24
+names (MAX_KEYS kept). Two runs, in fresh processes with different hash seeds, must agree.
 """
 
 from __future__ import annotations
@@ -15,6 +15,8 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+
+from tracer.callgraph.solve import MAX_KEYS, MAX_VALUES
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -26,7 +28,7 @@ def _program(root: Path) -> Path:
     parts = [f"class C{i}:\n    def __init__(self):\n        pass\n" for i in range(400)]
     parts.append("A = [" + ", ".join(f"C{i}" for i in range(200)) + "]")
     parts.append("B = [" + ", ".join(f"C{i}" for i in range(200, 400)) + "]")
-    parts.append("NAMES = [" + ", ".join(f"'n{i}'" for i in range(40)) + "]")
+    parts.append("NAMES = [" + ", ".join(f"'n{i}'" for i in range(MAX_KEYS + 24)) + "]")
     parts.append("\n\ndef make(x):\n    return x()\n\n\ndef main():\n    for c in A:\n        make(c)\n"
                  "    for c in B:\n        make(c)\n    for n in NAMES:\n        getattr(main, n)\n")
     (pkg / "main.py").write_text("\n".join(parts))
@@ -47,9 +49,9 @@ def test_same_graph_under_two_hash_seeds(tmp_path):
     pkg = _program(tmp_path)
     one = _graph(pkg, tmp_path / "one.json", "1")
     two = _graph(pkg, tmp_path / "two.json", "2")
-    assert one["stats"]["values_cut"] >= (400 - 256) + (40 - 16)  # the budget does cut here
+    assert one["stats"]["values_cut"] >= (400 - MAX_VALUES) + 24  # the budget does cut here
     constructed = {e[1] for e in one["edges"] if e[0] == "main.make"}
-    assert len(constructed) == 256  # one parameter keeps 256 of the 400 classes
+    assert len(constructed) == MAX_VALUES  # one parameter keeps MAX_VALUES of the 400 classes
     assert sorted(map(tuple, one["edges"])) == sorted(map(tuple, two["edges"]))
     assert one["edge_kinds"] == two["edge_kinds"]
     assert one["stats"] == two["stats"]

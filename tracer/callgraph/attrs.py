@@ -18,6 +18,7 @@ from tracer.callgraph.protocols import STR_CASES
 
 
 class Attrs(Calls):
+    dunders: set[str]
     entry_seeds: dict[str, str]
     unbudgeted: set[int]
     modules: set[str]
@@ -48,6 +49,10 @@ class Attrs(Calls):
             self.module_attr(v[1], name, dst)
             if self.export(v[1], name) < 0 and f"{v[1]}.{name}" not in self.modules:
                 self.module_getattr(v[1], name, dst, caller, line)
+        elif t == "B" and v[1] == "object" and name == "__getattribute__":
+            self.add(dst, (self.V("B", "getattr"),))  # object.__getattribute__(obj, name): getattr's lookup
+        elif t == "B" and v[1] == "property" and name in ("__init__", "__get__"):
+            self.add(dst, (self.V("B", f"property.{name}"),))  # a property subclass calling its base
         elif t == "x" and v[1] == "functools" and name == "partial":
             self.add(dst, (self.V("x", "functools.partial"),))
         elif t == "x":
@@ -108,6 +113,9 @@ class Attrs(Calls):
         self.on(found, ("", Attrs.bind_into, var, recv, on_instance))
 
     def bind_into(self, v: Value, var: int, recv: Value, on_instance: bool) -> None:
+        if v[0] == "i" and "__get__" in self.dunders and self.lookup(v[1], "__get__") is not None:
+            self.descriptor_get(var, v, recv)  # a descriptor: what its __get__ returns is the value read
+            return
         getter = self.getter(var, recv) if on_instance and v[0] == "p" else None
         self.add(var, self.bound_values((v,), recv, recv[1], on_instance, getter))
 
@@ -124,6 +132,31 @@ class Attrs(Calls):
                 else:
                     self.add_edge(site, uid)
         return run_getter
+
+    def descriptor_get(self, shared: int, desc: Value, recv: Value) -> None:
+        """``obj.name`` where the class attribute is an instance of a class with ``__get__`` (the
+        tree's own descriptor): ``__get__(desc, obj, type(obj))`` runs once for the shared read
+        (``obj`` None when read off the class), every reading site gets its ``implicit`` edge."""
+        obj, owner = self.new_var(), self.new_var()
+        self.add(obj, (recv,) if recv[0] == "i" else (self.V("k", "NoneType", None),))
+        self.add(owner, (self.V("c", recv[1]),))
+
+        def run(found: int, fvar: int) -> None:
+            def each(f: Value) -> None:
+                if f[0] != "f":
+                    return
+                getters = self.attr_getters.setdefault(shared, [])
+                if f[1] in getters:
+                    return
+                getters.append(f[1])
+                for i, caller in enumerate(dict.fromkeys(self.attr_readers[shared])):
+                    site = self.site(shared, ((obj, False), (owner, False)), caller, 0, "implicit")
+                    if i == 0:
+                        self.invoke(site, f[1], desc)
+                    else:
+                        self.add_edge(site, f[1])
+            self.each(fvar, each)
+        self.subscribe(desc[1], "__get__", run)
 
     def setattr_instr(self, obj: int, name: str, src: int, caller: int, line: int) -> None:
         self.on(obj, ("", Attrs.setattr_value, name, src, caller, line))

@@ -171,7 +171,9 @@ def solve_tree(irs: list[ModuleIR], prefix: str = "", entry_seeds: dict[str, str
              "unbound_by_cause": unbound, "values_cut": solver.values_cut,
              "receivers_seeded_with_entry_classes": solver.entry_seeded,
              "params_typed_by_attributes": solver.ducks_seeded,
-             "edges_assumed": sorted([names[u], names[v], why] for (u, v), why in solver.assumed_edges.items())}
+             "edges_assumed": sorted([names[u], names[v], why] for (u, v), why in solver.assumed_edges.items()),
+             "arguments_narrowed_by_annotations": solver.arguments_narrowed(),
+             "results_narrowed_by_receiver": solver.results_narrowed}
     # its closures hold it in cycles: freed now, not at the next collection, and before the answer is built
     solver.__dict__.clear()
     nodes = sorted(set(names))

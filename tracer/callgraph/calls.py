@@ -9,8 +9,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, NamedTuple
 
-from tracer.callgraph.heap import ALL, UNK, Heap, Value
+from tracer.callgraph.heap import ALL, UNK, Value
 from tracer.callgraph.ir import ScopeIR
+from tracer.callgraph.narrow import Narrow
 from tracer.callgraph.protocols import ARG_DUNDERS, ITER
 
 PROGRAM_CALLABLE = {"f", "b", "c", "i", "sm", "cm", "bm", "pa"}
@@ -30,7 +31,7 @@ class Site(NamedTuple):
     shape: str
 
 
-class Calls(Heap):
+class Calls(Narrow):
     scopes: list[ScopeIR]
     scope_base: list[int]
     scope_module: list[str]
@@ -126,11 +127,23 @@ class Calls(Heap):
             self.partials[site.id] = site
             self.add(site.dst, (self.V("pa", site.id),))
             self.external_sites.add(site.id)
+        elif t == "x" and v[1] == "functools.reduce" and site.args and not any(st for _, st in site.args):
+            self.external_sites.add(site.id)
+            self.reduce(site)
         elif t == "x":
             self.external_sites.add(site.id)
             # what code outside the tree returns is not followed: tensors and configs are most values
         elif t in ("k", "o", "m"):
             self.external_sites.add(site.id)
+
+    def reduce(self, site: Site) -> None:
+        """``functools.reduce(fn, xs[, init])``: fn(acc, x), acc the initial value or an element
+        first, then what fn returned; reduce returns the last acc (one var holds them all)."""
+        acc, source = site.dst if site.dst >= 0 else self.new_var(), self.arg(site, 1)
+        elements = self.elements(source, site.caller) if source >= 0 else -1
+        self.edge(self.arg(site, 2), acc)
+        self.edge(elements, acc)
+        self.callback(site, self.arg(site, 0), (acc, elements), acc)
 
     def module_call_found(self, owner: int, var: int, site: Site, inst: Value) -> None:
         """A called instance's class has the pack's module-call method: it runs, unless the
@@ -199,12 +212,12 @@ class Calls(Heap):
             if starred:
                 elements = self.elements(var, site.caller)
                 for i in positional[at:]:
-                    self.edge(elements, params[i].var + base)
+                    self.edge(elements, self.param_in(params[i].var + base))
                 if star >= 0:
                     self.write(("star", uid), None, elements)
                 continue
             if at < len(positional):
-                self.edge(var, params[positional[at]].var + base)
+                self.edge(var, self.param_in(params[positional[at]].var + base))
                 given[positional[at]] = var
                 at += 1
             elif star >= 0:
@@ -214,7 +227,7 @@ class Calls(Heap):
             if name is None:
                 self.splat_kwargs(var, uid, base, names, dstar)
             elif name in names:
-                self.edge(var, params[names[name]].var + base)
+                self.edge(var, self.param_in(params[names[name]].var + base))
                 given[names[name]] = var
             elif dstar >= 0:
                 self.write(("dstar", uid), self.V("k", "str", name), var)
@@ -223,7 +236,7 @@ class Calls(Heap):
         if scope.yields >= 0:
             self.add(site.dst, (self.V("g", uid),))
         else:
-            self.edge(scope.ret + base, site.dst)
+            self.edge(self.returned_to(uid, scope.ret + base, recv), site.dst)
         for i in scope.passthrough:
             if i in given:
                 if isinstance(given[i], tuple):
@@ -240,7 +253,7 @@ class Calls(Heap):
             for v in vals:
                 if v[0] == "o":
                     for name, i in names.items():
-                        self.read(v[1], self.V("k", "str", name), params[i].var + base)
+                        self.read(v[1], self.V("k", "str", name), self.param_in(params[i].var + base))
                     if dstar >= 0:
                         self.merge_obj(("dstar", uid), v[1])
         self.on(var, spread)
@@ -369,6 +382,16 @@ class Calls(Heap):
                 self.add(dst, (obj,))
         elif name == "type" and len(site.args) == 1 and dst >= 0:
             self.on(self.arg(site, 0), lambda vals: self.add(dst, [self.V("c", v[1]) for v in vals if v[0] == "i"]))
+        elif name == "property.__init__":  # property.__init__(self, fget=...): the getter is self.fget
+            target, fget = self.arg(site, 0), self.arg(site, 1, "fget")
+            if target >= 0 and fget >= 0:
+                self.setattr_instr(target, "fget", fget, site.caller, site.line)
+        elif name == "property.__get__":  # property.__get__(self, obj, type): self.fget(obj)
+            target, instance = self.arg(site, 0), self.arg(site, 1)
+            if target >= 0:
+                fget = self.new_var()
+                self.attr_instr(fget, target, "fget", site.caller, site.line)
+                self.callback(site, fget, (instance,), dst)
         elif name == "globals" and dst >= 0:
             self.add(dst, (self.V("G", self.scope_module[site.caller]),))
 

@@ -56,6 +56,7 @@ class ExprCompiler(OperatorCompiler):
         self.const_cache: dict[Any, int] = {}
         self.phi_cache: dict[frozenset[int], int] = {}
         self.shapes: dict[int, Shape] = {}
+        self.annotation_names: tuple[str, ...] = ()  # the names the last annotation_classes() read
         self.calls = 0
         self.scopes_all: list[Scope] = []
         self.element_vars: set[int] = set()  # loop variables: a function called through one was passed around
@@ -400,7 +401,10 @@ class ExprCompiler(OperatorCompiler):
             var = self.var()
             self.copy(var, self.expr(defaults_scope, default))
             if arg.annotation is not None:
-                self.copy(var, self.annotation(defaults_scope, arg.annotation))
+                classes, plain = self.annotation_classes(defaults_scope, arg.annotation)
+                self.copy(var, self.instances_of(classes))
+                if plain and kind not in ("star", "dstar"):  # an argument is kept where the annotation admits it
+                    self.emit("narrow", var, tuple(classes), self.annotation_names)
             scope.params[arg.arg] = (index, var)
             scope.env[arg.arg] = frozenset((var,))
             scope.versions.setdefault(arg.arg, []).append(var)
@@ -409,7 +413,22 @@ class ExprCompiler(OperatorCompiler):
 
     def annotation(self, scope: Scope, node: ast.expr) -> int:
         """Instances of the classes an annotation names (``C``, ``"C"``, ``Optional[C]``, ``C | None``)."""
+        return self.instances_of(self.annotation_classes(scope, node)[0])
+
+    def instances_of(self, classes: list[int]) -> int:
+        if not classes:
+            return -1
+        dst = self.var()
+        for cls in classes:
+            self.emit("instance", dst, cls)
+        return dst
+
+    def annotation_classes(self, scope: Scope, node: ast.expr) -> tuple[list[int], bool]:
+        """The vars of the names an annotation is a union of (``C``, ``"C"``, ``Optional[C]``,
+        ``C | None``), and whether that is all it says: False when some part is no plain name
+        (``list[C]``, ``Callable[...]``, a string that does not parse), which narrows nothing."""
         names: list[ast.expr] = []
+        plain = True
         stack = [node]
         while stack:
             cur = stack.pop()
@@ -417,24 +436,23 @@ class ExprCompiler(OperatorCompiler):
                 try:
                     stack.append(ast.parse(cur.value, mode="eval").body)
                 except SyntaxError:
-                    pass
+                    plain = False
             elif isinstance(cur, ast.Subscript):
                 if isinstance(cur.value, (ast.Name, ast.Attribute)) and (
                         (cur.value.id if isinstance(cur.value, ast.Name) else cur.value.attr) in ("Optional", "Union")):
                     inner = cur.slice
                     stack.extend(inner.elts if isinstance(inner, ast.Tuple) else [inner])
+                else:
+                    plain = False
             elif isinstance(cur, ast.BinOp) and isinstance(cur.op, ast.BitOr):
                 stack.extend((cur.left, cur.right))
             elif isinstance(cur, (ast.Name, ast.Attribute)):
                 names.append(cur)
-        if not names:
-            return -1
-        dst = self.var()
-        for name in names:
-            cls = self.expr(scope, name)
-            if cls >= 0:
-                self.emit("instance", dst, cls)
-        return dst
+            elif not (isinstance(cur, ast.Constant) and cur.value is None):
+                plain = False
+        out = [cls for cls in (self.expr(scope, name) for name in names) if cls >= 0]
+        self.annotation_names = tuple(n.id if isinstance(n, ast.Name) else getattr(n, "attr", "") for n in names)
+        return out, plain and bool(out) and len(out) == len(names)
 
     def lambda_(self, scope: Scope, node: ast.Lambda) -> int:
         name = self.owner_of_lambdas(scope).lambdas.get(id(node), "<lambda>")

@@ -34,7 +34,7 @@ from tracer.callgraph.seeds import Seeds
 
 BUILTIN_NAMES = frozenset(dir(builtins))
 MAX_ROUNDS = 40
-MAX_KEYS = 16  # constants one variable may hold
+MAX_KEYS = 48  # constants one variable may hold
 MAX_VALUES = 256  # values one variable may hold
 SMALL_SUCC = 8  # successors (watchers) kept in a tuple before a dict (list)
 SMALL_VALUES = 8  # values kept in a tuple before a dict
@@ -70,6 +70,7 @@ class Solver(Seeds):
         self.init_heap()
         self.init_calls()
         self.init_attrs()
+        self.init_narrow()
         self.modules = {m.module for m in modules}
         self.packages = {".".join(m.module.split(".")[:i]) for m in modules for i in range(1, m.module.count(".") + 1)}
         self.ns: dict[tuple[str, str], int] = {}
@@ -412,6 +413,8 @@ class Solver(Seeds):
             self.on(src, ("o", Solver.instance_elements, src))
         elif op == "binop":
             self.binop(g(ins[1]), g(ins[2]), g(ins[3]))
+        elif op == "narrow":
+            self.narrow_instr(g(ins[1]), tuple(g(c) for c in ins[2]), ins[3])
 
     def setitem_value(self, v: Value, key: int, src: int, caller: int = -1, line: int = 0) -> None:
         if v[0] != "o":
