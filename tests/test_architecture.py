@@ -160,3 +160,51 @@ def test_no_framework_name_in_code(module):
         found.extend(f"line {token.start[0]}: {token.string[:60]}" for word in FRAMEWORK_WORDS
                      if word.lower() in lowered)
     assert found == [], found
+
+
+# One recogniser for the call shapes every engine must read alike (tracer/bind/syntax.py):
+# nowhere else may code compare a name against "super" or "hasattr". Allowed elsewhere,
+# each compared expression exactly as written, with its reason:
+SHAPE_WORDS = ("super", "hasattr")
+SHAPE_RECOGNISER = "tracer.bind.syntax"
+SHAPE_COMPARES_ALLOWED = {
+    ("tracer.callgraph.solve", "op == 'super'"),  # the solver's IR opcode, not a call shape
+    ("tracer.callgraph.exprs", "'super' not in self.ns"),  # a module that rebinds the name: scope, not shape
+}
+
+
+def _shape_words_in(node: ast.AST) -> bool:
+    if isinstance(node, ast.Constant):
+        return node.value in SHAPE_WORDS
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+        return any(_shape_words_in(e) for e in node.elts)
+    return False
+
+
+def test_super_and_hasattr_are_recognised_in_one_place():
+    found = []
+    for module, path in MODULES.items():
+        if module == SHAPE_RECOGNISER:
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Compare) and any(_shape_words_in(n) for n in [node.left, *node.comparators]):
+                if (module, ast.unparse(node)) not in SHAPE_COMPARES_ALLOWED:
+                    found.append(f"{module}:{node.lineno}: {ast.unparse(node)}")
+            elif isinstance(node, ast.MatchValue) and _shape_words_in(node.value):
+                found.append(f"{module}:{node.lineno}: case {ast.unparse(node.value)}")
+    assert found == [], found
+
+
+def test_the_recogniser_reads_both_forms():
+    from tracer.bind.syntax import hasattr_test, super_call, super_method
+
+    plain, explicit = ast.parse("super().f").body[0].value, ast.parse("super(C, self).f").body[0].value
+    assert super_method(plain) == "f" and super_call(plain.value) == (None, None)
+    two = super_call(explicit.value)
+    assert two is not None and two.explicit and ast.unparse(two.cls) == "C" and ast.unparse(two.obj) == "self"
+    assert super_call(ast.parse("sup()").body[0].value) is None
+    assert super_method(ast.parse("self.f").body[0].value) is None
+    tested = hasattr_test(ast.parse("hasattr(self.model, 'set_x')").body[0].value)
+    assert tested is not None and ast.unparse(tested.receiver) == "self.model" and tested.name == "set_x"
+    for other in ("hasattr(x, name)", "hasattr(x)", "getattr(x, 'a')", "obj.hasattr(x, 'a')"):
+        assert hasattr_test(ast.parse(other).body[0].value) is None, other
