@@ -207,3 +207,27 @@ def test_the_recogniser_reads_both_forms():
     assert tested is not None and ast.unparse(tested.receiver) == "self.model" and tested.name == "set_x"
     for other in ("hasattr(x, name)", "hasattr(x)", "getattr(x, 'a')", "obj.hasattr(x, 'a')"):
         assert hasattr_test(ast.parse(other).body[0].value) is None, other
+
+
+# JSON is a format of the outside world: read and written where a document is (de)serialised,
+# never inside the stages that pass typed results. Every module that may import json, and why:
+JSON_ALLOWED = {
+    "tracer.present": "the documents tracer writes and reads back: scan/lint/explain/graph JSON, SARIF, "
+                      "the lint records and the baseline file",
+    "tracer.index.cache": "the summary cache's entries",
+    "tracer.safeio": "the reading rule for JSON inputs (config.json, safetensors headers)",
+    "tracer.sweep": "release indexes and the sweep's history file",
+    "tracer.verify": "the runtime harness's job records and reports (it runs the framework, not the stages)",
+    "tracer.fix.codemods": "writes a JSON-escaped string literal into generated Python (no document)",
+}
+
+
+def test_json_is_read_and_written_only_where_documents_are():
+    bad = []
+    for module, path in MODULES.items():
+        if any(module == allowed or module.startswith(allowed + ".") for allowed in JSON_ALLOWED):
+            continue
+        names = _imports(path, module)
+        if "json" in names or any(n.startswith("json.") for n in names):
+            bad.append(module)
+    assert bad == [], f"import json outside {sorted(JSON_ALLOWED)}: {bad}"
