@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 import io
+import re
 import tokenize
 from pathlib import Path
 
@@ -231,3 +232,56 @@ def test_json_is_read_and_written_only_where_documents_are():
         if "json" in names or any(n.startswith("json.") for n in names):
             bad.append(module)
     assert bad == [], f"import json outside {sorted(JSON_ALLOWED)}: {bad}"
+
+
+# effective/ and lint/ pass typed results: no public function returns an untyped dict
+# (``dict``, ``dict[str, Any]``, or a container of them). Those that still do, each with why;
+# the list only shrinks (an entry that no longer returns one fails the test too).
+UNTYPED_DICT = re.compile(r"\bdict\b(?!\[)|\bdict\[str, Any\]|\bDict\b")
+UNTYPED_RETURNS_LEFT = {
+    # explain's result: a JSON-shaped document built key by key (present/explain_text.py reads it)
+    "tracer.effective.annotate.explain": "explain's result document",
+    "tracer.effective.annotate.scan_says": "a part of explain's result document",
+    "tracer.effective.explain.explain_model": "explain's result document",
+    "tracer.effective.explain.capture_on": "a part of explain's result document (nested function)",
+    "tracer.effective.findings.effective_findings": "findings as explain's document holds them",
+    "tracer.effective.findings.Facts.final_run": "a run of explain's document",
+    "tracer.effective.convention.convention_fields": "a finding's fields (checks.finding keywords)",
+    # the draft and target config.json as read, and a safetensors header: the user's documents
+    "tracer.effective.configs.read_config_json": "the config.json as read",
+    "tracer.effective.configs.read_safetensors_header": "the safetensors header as read",
+    "tracer.effective.configs.TargetConfig.config_for": "the config.json values the interpreter runs on",
+    # lint's records and results are scan JSON (present/scan_json.py) with lint's keys
+    "tracer.lint.base.base_record": "the base's scan record",
+    "tracer.lint.records.empty_record": "the base's scan record",
+    "tracer.lint.records.scan_with_dependencies": "the base's scan record",
+    "tracer.lint.retrace.retrace": "the head's scan record",
+    "tracer.lint.retrace.full_head": "the head's scan record",
+    "tracer.lint.lint.lint": "lint's result document",
+    "tracer.lint.lint.compare": "lint's result document",
+    "tracer.lint.verdicts.verdict_changes": "scan-JSON findings",
+    "tracer.lint.suppress.apply_to_json": "a scan-JSON document",
+}
+
+
+def _public_functions(tree: ast.Module, module: str):
+    def walk(body, prefix):
+        for node in body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and not node.name.startswith("_"):
+                yield f"{prefix}.{node.name}", node
+                yield from walk(node.body, prefix)  # a public helper defined inside
+            elif isinstance(node, ast.ClassDef) and not node.name.startswith("_"):
+                yield from walk(node.body, f"{prefix}.{node.name}")
+    yield from walk(tree.body, module)
+
+
+def test_effective_and_lint_return_typed_results():
+    found = set()
+    for module, path in MODULES.items():
+        if not module.startswith(("tracer.effective", "tracer.lint")):
+            continue
+        for name, node in _public_functions(ast.parse(path.read_text()), module):
+            if node.returns is not None and UNTYPED_DICT.search(ast.unparse(node.returns)):
+                found.add(name)
+    assert sorted(found - set(UNTYPED_RETURNS_LEFT)) == [], "new public functions returning an untyped dict"
+    assert sorted(set(UNTYPED_RETURNS_LEFT) - found) == [], "typed now: take them off UNTYPED_RETURNS_LEFT"
