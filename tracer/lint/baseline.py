@@ -11,7 +11,7 @@ from tracer.lint.git import repo_root
 from tracer.lint.records import Options
 from tracer.lint.suppress import apply_suppressions
 from tracer.model.errors import UsageError
-from tracer.present.lint_json import baseline_bytes, baseline_entries
+from tracer.present.lint_json import BaselineEntry, baseline_bytes, baseline_entries
 from tracer.present.scan_json import to_json
 from tracer.safeio.read import Unreadable, read_bytes
 from tracer.safeio.write import Unwritable, write_bytes
@@ -55,12 +55,12 @@ def write_baseline(start: str | Path, out: str | Path | None, config: LintConfig
     data = to_json(result)
     data["findings"] = [f for f in data["findings"] if not is_excluded(f["file"], config.exclude)]
     add_fingerprints(data["findings"], root)
-    entries = []
+    entries: list[BaselineEntry] = []
     for finding in data["findings"]:
         for slug, proto, entry, where, fp in identities(finding):
-            entries.append({"slug": slug, "protocol": proto, "entry": entry, "anchor": where, "fingerprint": fp,
-                            "file": finding["file"], "line": finding["line"], "message": finding["message"]})
-    entries.sort(key=lambda e: (e["file"], e["slug"], e["entry"], e["fingerprint"]))
+            entries.append(BaselineEntry(slug, proto, entry, where, fp, finding["file"], finding["line"],
+                                         finding["message"]))
+    entries.sort(key=lambda e: (e.file, e.slug, e.entry, e.fingerprint))
     # -o is the user's own choice; the configured or default file stays inside the repository
     path = Path(out) if out else (_baseline_path(root, config) or root / DEFAULT_BASELINE)
     write_root = None if out else root

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from tracer.model.errors import UsageError
 
@@ -16,6 +16,20 @@ BASELINE_COMMENT = ("Accepted findings: tracer lint reports only findings not li
                     "Keyed on slug, protocol, entry, anchor (file and enclosing def) and a fingerprint of the "
                     "normalised statement; "
                     "file and line are for readers.")
+
+
+class BaselineEntry(NamedTuple):
+    """One accepted finding as the baseline file lists it: its identity (what lint matches on)
+    and, for readers, where it was and what it said."""
+
+    slug: str
+    protocol: str
+    entry: str
+    anchor: str
+    fingerprint: str
+    file: str
+    line: int
+    message: str
 
 
 def lint_result_text(result: dict[str, Any]) -> str:
@@ -51,8 +65,8 @@ def baseline_entries(data: bytes) -> list[tuple[str, str, str, str, str]]:
         raise UsageError(f"baseline file is not a tracer baseline: {exc}") from None
 
 
-def baseline_bytes(entries: Sequence[dict[str, Any]]) -> bytes:
-    """The baseline file holding ``entries`` (each slug, protocol, entry, anchor, fingerprint,
-    file, line, message)."""
-    doc = {"tool": "tracer", "version": BASELINE_VERSION, "comment": BASELINE_COMMENT, "findings": list(entries)}
+def baseline_bytes(entries: Sequence[BaselineEntry]) -> bytes:
+    """The baseline file listing ``entries``."""
+    doc = {"tool": "tracer", "version": BASELINE_VERSION, "comment": BASELINE_COMMENT,
+           "findings": [entry._asdict() for entry in entries]}
     return (json.dumps(doc, indent=1) + "\n").encode("utf-8")
