@@ -246,7 +246,6 @@ UNTYPED_RETURNS_LEFT = {
     "tracer.effective.explain.capture_on": "a part of explain's result document (nested function)",
     "tracer.effective.findings.effective_findings": "findings as explain's document holds them",
     "tracer.effective.findings.Facts.final_run": "a run of explain's document",
-    "tracer.effective.convention.convention_fields": "a finding's fields (checks.finding keywords)",
     # the draft and target config.json as read, and a safetensors header: the user's documents
     "tracer.effective.configs.read_config_json": "the config.json as read",
     "tracer.effective.configs.read_safetensors_header": "the safetensors header as read",
