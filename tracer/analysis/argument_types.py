@@ -15,6 +15,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
+from tracer.bind.syntax import super_call
 from tracer.resolve.resolver import ClassRef
 from tracer.resolve.tree import classes_named
 
@@ -43,7 +44,7 @@ class ArgumentTypes:
         if not isinstance(func, ast.Attribute):
             return [], ""
         base = func.value
-        if isinstance(base, ast.Call) and isinstance(base.func, ast.Name) and base.func.id == "super":
+        if super_call(base) is not None:
             found = self.resolver.find_method(concrete, func.attr, after=owner)
             return ([(concrete, found[0], func.attr)] if found else []), ""
         if isinstance(base, ast.Name) and base.id == "self":
@@ -179,8 +180,7 @@ def _passed(init: ast.AST, base_name: str, param: str, index: int) -> ast.expr |
             continue
         receiver = sub.func.value
         explicit = isinstance(receiver, ast.Name) and receiver.id == base_name
-        if not (explicit or (isinstance(receiver, ast.Call) and isinstance(receiver.func, ast.Name)
-                             and receiver.func.id == "super")):
+        if not (explicit or super_call(receiver) is not None):
             continue
         for keyword in sub.keywords:
             if keyword.arg == param:

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from tracer.analysis.config_source import ConfigSources, ConfigWrite
 from tracer.analysis.flow import Carrier, Values
+from tracer.bind.syntax import super_call
 from tracer.model.results import Hop, ModelResult
 from tracer.resolve.resolver import ClassRef
 
@@ -117,7 +118,7 @@ def _keeps(tracer: ChainTracing, concrete: ClassRef, owner: ClassRef, name: str,
                  and n.func.attr == name):
         receiver = call.func.value  # type: ignore[attr-defined]
         targets: list[tuple[ClassRef, ClassRef]] = []
-        if isinstance(receiver, ast.Call) and isinstance(receiver.func, ast.Name) and receiver.func.id == "super":
+        if super_call(receiver) is not None:
             found = tracer.resolver.find_method(concrete, name, after=owner)
             if found is not None:
                 targets.append((concrete, found[0]))

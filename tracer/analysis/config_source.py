@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from tracer.analysis.entries import registry_table
 from tracer.analysis.flow import FlowAnalysis
+from tracer.bind.syntax import super_call
 from tracer.model.protocol import Protocol
 from tracer.resolve.resolver import ClassRef, Resolver
 
@@ -154,7 +155,7 @@ class ConfigSources:
 
     def _callee_class(self, owner: ClassRef, receiver: ast.expr) -> ClassRef | None:
         """``Other.build(...)``: the class Other; ``super().build(...)``: the owner (searched after it)."""
-        if isinstance(receiver, ast.Call) and isinstance(receiver.func, ast.Name) and receiver.func.id == "super":
+        if super_call(receiver) is not None:
             return owner
         if isinstance(receiver, ast.Name) and receiver.id in ("cls", "self"):
             return None  # the builder's own method: already read as part of it

@@ -23,6 +23,7 @@ from tracer.analysis.flow_values import (
     tainted,
     union_values,
 )
+from tracer.bind.syntax import hasattr_test
 from tracer.resolve.resolver import ClassRef
 
 
@@ -145,13 +146,12 @@ class BodyWalker(Expressions):
         if raised is None:
             return
         for test in ast.walk(node.test):
-            if not (isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "hasattr"
-                    and len(test.args) == 2 and isinstance(test.args[1], ast.Constant)):
+            if (tested := hasattr_test(test)) is None:
                 continue
-            wanted, receiver = str(test.args[1].value), ast.unparse(test.args[0])
-            if self.has(self.expr(test.args[0], env), wanted) is not False:
+            wanted, receiver = tested.name, ast.unparse(tested.receiver)
+            if self.has(self.expr(tested.receiver, env), wanted) is not False:
                 continue
-            types = [v for v in self.expr(test.args[0], env) if isinstance(v, Inst)]
+            types = [v for v in self.expr(tested.receiver, env) if isinstance(v, Inst)]
             kinds = ", ".join(f"a {t.cls.name} ({t.how})" for t in types) or "its class"
             names = self.resolver.method_names_in_mro(types[0].cls) if types else []
             call = next((c for c in ast.walk(self.function) if isinstance(c, ast.Call)
@@ -169,16 +169,15 @@ class BodyWalker(Expressions):
         test = node.test
         if node.orelse:
             return  # the else branch says what happens instead
-        if not (isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "hasattr"
-                and len(test.args) == 2 and isinstance(test.args[1], ast.Constant)):
+        if (tested := hasattr_test(test)) is None:
             return
-        wanted = test.args[1].value
-        receiver = ast.unparse(test.args[0])
+        wanted = tested.name
+        receiver = ast.unparse(tested.receiver)
         for sub in ast.walk(ast.Module(body=node.body, type_ignores=[])):
             if (isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) and sub.func.attr == wanted
                     and ast.unparse(sub.func.value) == receiver
                     and (tainted(v for a in sub.args for v in self.expr(a, env)) or wanted in self.a.carriers)):
-                types = [v for v in self.expr(test.args[0], env) if isinstance(v, Inst)]
+                types = [v for v in self.expr(tested.receiver, env) if isinstance(v, Inst)]
                 kinds = ", ".join(f"a {t.cls.name} ({t.how})" for t in types) or "its class"
                 self.flow.problems.append(Problem(
                     "guarded-missing", self.line(sub), sub.col_offset, ast.unparse(sub.func),
@@ -261,9 +260,9 @@ class BodyWalker(Expressions):
                 if is_none is None:
                     return None
                 return is_none if isinstance(node.ops[0], ast.Is) else not is_none
+        if (tested := hasattr_test(node)) is not None:
+            return self.has(self.expr(tested.receiver, env), tested.name)
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and len(node.args) == 2:
-            if node.func.id == "hasattr" and isinstance(node.args[1], ast.Constant):
-                return self.has(self.expr(node.args[0], env), str(node.args[1].value))
             if node.func.id == "isinstance":
                 wanted = self.class_of(node.args[1])
                 atoms = self.expr(node.args[0], env)

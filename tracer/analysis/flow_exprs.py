@@ -25,6 +25,7 @@ from tracer.analysis.flow_values import (
     tainted,
     union_values,
 )
+from tracer.bind.syntax import BOOLEAN_BUILTINS, super_call, super_method
 from tracer.resolve.resolver import ClassRef
 
 if TYPE_CHECKING:
@@ -122,9 +123,9 @@ class Expressions:
                 name = str(node.args[1].value)
                 return self.getattr_value(args[0], name, args[2] if len(args) > 2 else None,
                                           f"{ast.unparse(node.args[0])}.{name}", node)
-            if func.id in ("hasattr", "isinstance", "callable"):
+            if func.id in BOOLEAN_BUILTINS:
                 return (Const("a bool"),)
-            if func.id == "super":
+            if super_call(node) is not None:
                 return (Opaque("super()"),)
             if func.id in _PURE_BUILTINS or carries:
                 return (Ids(f"{func.id}(...) of the ids"),) if carries else (Opaque(f"{func.id}(...)"),)
@@ -137,7 +138,7 @@ class Expressions:
         if isinstance(func, ast.Attribute):
             method = func.attr
             source = ast.unparse(func)
-            if isinstance(func.value, ast.Call) and isinstance(func.value.func, ast.Name) and func.value.func.id == "super":
+            if super_method(func) is not None:
                 return self.method_call(node, source, ((Inst(self.concrete, "super()"),)), method, args, kwargs,
                                         carries, after=self.owner, config=config)
             receivers = self.expr(func.value, env)

@@ -8,6 +8,7 @@ import ast
 from dataclasses import dataclass
 from typing import Any
 
+from tracer.bind.syntax import super_call, super_method
 from tracer.callgraph.ir import Instr, Param, ScopeIR
 from tracer.callgraph.protocols import OperatorCompiler
 from tracer.callgraph.scopes import Scope, analyse_scope
@@ -320,7 +321,7 @@ class ExprCompiler(OperatorCompiler):
     def call(self, scope: Scope, node: ast.Call) -> int:
         self.calls += 1
         func = node.func
-        if isinstance(func, ast.Name) and func.id == "super" and "super" not in self.ns:
+        if super_call(node) is not None and "super" not in self.ns:
             return self.super_call(scope, node)
         fn = self.expr(scope, func)
         args = tuple((self.expr(scope, a.value), True) if isinstance(a, ast.Starred) else (self.expr(scope, a), False)
@@ -335,8 +336,7 @@ class ExprCompiler(OperatorCompiler):
         return dst
 
     def call_kind(self, scope: Scope, func: ast.AST) -> tuple[str, str]:
-        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Call) and isinstance(
-                func.value.func, ast.Name) and func.value.func.id == "super":
+        if super_method(func) is not None:
             return "super", "super"
         if isinstance(func, ast.Name):
             s: Scope | None = scope

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 
 import click
@@ -12,7 +11,7 @@ from tracer.cli.options import PackOptions, pack_options
 from tracer.effective.annotate import explain
 from tracer.effective.sources import ExplainError
 from tracer.model.errors import UsageError
-from tracer.present.explain_text import format_explanation
+from tracer.present.explain_text import explanation_json, format_explanation
 
 
 @click.command("explain")
@@ -40,7 +39,7 @@ def explain_command(packs: PackOptions, path: str, target_config: str, draft_con
         raise UsageError(str(exc)) from None
     if model is None:
         raise UsageError(f"no {outcome['protocol']} entry class matches {outcome['entry']}")
-    click.echo(json.dumps(outcome, indent=2, default=str) if fmt == "json" else format_explanation(outcome))
+    click.echo(explanation_json(outcome) if fmt == "json" else format_explanation(outcome))
     scan = outcome.get("scan") or {}
     if any(f["severity"] == "error" for f in outcome["findings"]) or scan.get("verdict") in ("broken", "missing"):
         sys.exit(1)  # the scan's verdict counts too: a model without the setter cannot start with this draft

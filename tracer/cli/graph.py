@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -171,5 +170,5 @@ def _emit(g, stats, fmt: str, out_file: str | None) -> None:  # type: ignore[no-
     if fmt == "dot":
         text = graphs.graph_to_dot(g)
     else:
-        text = json.dumps(graphs.graph_to_json(g, stats), indent=1) + "\n"
+        text = graphs.graph_json_text(g, stats)
     write_output(text, out_file)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import json
 import sys
 from typing import Any
 
@@ -22,6 +21,7 @@ from tracer.lint.records import Options
 from tracer.model.kinds import FAIL_ON
 from tracer.model.results import ScanResult
 from tracer.present.github import escape_data, format_github
+from tracer.present.lint_json import lint_result_text
 from tracer.present.sarif import format_sarif
 from tracer.present.scan_json import SCHEMA_VERSION, from_json
 
@@ -90,7 +90,7 @@ def lint_command(packs: PackOptions, rules: RuleOptions, quiet: bool, start: str
                       notes=tuple(gate.notes) if gate is not None else ())
         result.update({key: [f for f in result[key] if f["slug"] in selection.slugs] for key in ("findings", "fixed")})
     if fmt == "json":
-        text = json.dumps(result, indent=2) + "\n"
+        text = lint_result_text(result)
     elif fmt == "sarif":
         text = format_sarif(as_scan_result(result), fixes=fixes or None)
     elif fmt == "github":

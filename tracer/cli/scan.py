@@ -81,17 +81,15 @@ def scan_command(packs: PackOptions, rules: RuleOptions, path: str, fmt: str, fa
 
         shown = shown_findings(result, TextOptions(show_info=threshold == "info", info_slugs=settings.selection.named))
         if fmt == "json":
-            import json
+            from tracer.present.scan_json import json_list_text
 
-            text = json.dumps(statistics_json(shown), indent=2) + "\n"
+            text = json_list_text(statistics_json(shown))
         else:
             text = "".join(line + "\n" for line in statistics_lines(shown))
     elif fmt == "json":
-        import json
+        from tracer.present.scan_json import scan_json_text
 
-        from tracer.present.scan_json import to_json
-
-        text = json.dumps(to_json(result), indent=2) + "\n"
+        text = scan_json_text(result)
     elif fmt == "sarif":
         from tracer.present.sarif import format_sarif
 

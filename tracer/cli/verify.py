@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
-import json
 import sys
 
 import click
 
 from tracer.model.errors import UsageError
 from tracer.verify.families import FAMILIES, load_json_config, read_draft_ids
-from tracer.verify.runs import DEFAULT_TINY_LAYERS, read_draft_raw, render_table, run_verify, verify_all
+from tracer.verify.runs import (
+    DEFAULT_TINY_LAYERS,
+    read_draft_raw,
+    read_json_file,
+    render_table,
+    report_json,
+    run_verify,
+    verify_all,
+)
 
 
 @click.command("verify")
@@ -73,12 +80,12 @@ def verify_command(entries, render_file, run_all, protocols, include_broken, job
     if render_file:
         from tracer.verify import allrun
 
-        report = json.loads(open(render_file).read())
+        report = read_json_file(render_file)
         if scan_json:  # the static side again, from this scan (and --framework: the tree it names)
-            report = allrun.restatic(report, json.loads(open(scan_json).read()), framework)
+            report = allrun.restatic(report, read_json_file(scan_json), framework)
             if output:
                 with open(output, "w") as fh:
-                    fh.write(json.dumps(report, indent=1, default=str) + "\n")
+                    fh.write(report_json(report) + "\n")
         click.echo(allrun.render_markdown(report) if fmt == "markdown" else allrun.render(report))
         sys.exit(0)
     if run_all:
@@ -100,7 +107,7 @@ def verify_command(entries, render_file, run_all, protocols, include_broken, job
     except ImportError as exc:
         raise UsageError(f"the runtime harness needs torch and transformers: {exc}") from None
     report["command"] = "tracer verify " + " ".join(sys.argv[2:] if sys.argv[1:2] == ["verify"] else sys.argv[1:])
-    text = json.dumps(report, indent=1, default=str)
+    text = report_json(report)
     if output:
         with open(output, "w") as fh:
             fh.write(text + "\n")

@@ -16,6 +16,7 @@ import ast
 import re
 import textwrap
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from tracer.checks import finding
@@ -90,12 +91,22 @@ def _bind_calls(sources: Sources, fn: FunctionSource, module: str, args: dict[st
     return env
 
 
-def run_config_chain(sources: Sources, proto: Protocol, chain: Sequence[Hop], target: TargetConfig) -> dict[str, Any]:
+@dataclass
+class ConfigRun:
+    """What running a config-carried chain's builders on the target config found."""
+
+    steps: list[str] = field(default_factory=list)  # what each builder did, in words
+    unknowns: list[dict[str, Any]] = field(default_factory=list)  # explain's unknowns (expr, file, line, why)
+    stored: Any = None  # the value the state owner stores (None: not known)
+    written: tuple[str, int | None] | None = None  # (file, line) where the builder wrote the config attribute
+    builder: str | None = None  # the builder's qualname
+
+
+def run_config_chain(sources: Sources, proto: Protocol, chain: Sequence[Hop], target: TargetConfig) -> ConfigRun:
     """Steps, unknowns, the value stored on the state owner (``None`` when not known) and
     where the builder wrote it."""
-    steps: list[str] = []
-    unknowns: list[dict[str, Any]] = []
-    out: dict[str, Any] = {"steps": steps, "unknowns": unknowns, "stored": None, "written": None, "builder": None}
+    out = ConfigRun()
+    steps, unknowns = out.steps, out.unknowns
     config = dict(target.config_for(inner=False))
     written = None
     for hop in (h for h in chain if h.kind == "setter"):
@@ -123,8 +134,8 @@ def run_config_chain(sources: Sources, proto: Protocol, chain: Sequence[Hop], ta
             written = outcome.writes[path]
             line = outcome.write_lines.get(path)
             text += f"; writes {path} = {_fmt(written)} (line {line}), whatever the draft names"
-            out["written"] = {"file": hop.file, "line": line}
-            out["builder"] = fn.qualname
+            out.written = (hop.file, line)
+            out.builder = fn.qualname
             steps.append(text)
             break
         steps.append(text + f"; does not write {path}")
@@ -132,7 +143,7 @@ def run_config_chain(sources: Sources, proto: Protocol, chain: Sequence[Hop], ta
         return out
     config[proto.config_attribute] = written
     stored = _stored(sources, proto, chain, config, steps, unknowns)
-    out["stored"] = stored
+    out.stored = stored
     return out
 
 
@@ -173,14 +184,14 @@ def explain_config(sources: Sources, proto: Protocol, chain: Sequence[Hop], targ
     """Fill explain's ``result`` for a config-carried protocol; False when the builder's
     value is not known (the caller then says where the ids come from)."""
     run = run_config_chain(sources, proto, chain, target)
-    result["steps"].extend(run["steps"])
-    result["unknowns"].extend(run["unknowns"])
-    stored = run["stored"]
+    result["steps"].extend(run.steps)
+    result["unknowns"].extend(run.unknowns)
+    stored = run.stored
     num_layers = target.num_hidden_layers
     if stored is None or contains_unknown(stored) or num_layers is None:
         return False
     result["layers_to_capture"] = list(stored) if isinstance(stored, (list, tuple)) else stored
-    result["ids_written_by"] = run["builder"]
+    result["ids_written_by"] = run.builder
     attribute = proto.state_attribute
     env: dict[str, Any] = {"self.config": target.config_for(inner=True), "self.start_layer": 0,
                            "self.end_layer": num_layers, f"self.{attribute}": stored,
@@ -204,21 +215,21 @@ def explain_config(sources: Sources, proto: Protocol, chain: Sequence[Hop], targ
         return True
     result["captured_indices"] = list(cap.captured)
     result["effective_layers"] = effective = list(cap.captured_outputs)
-    result["notes"].append(f"the ids reach the model as config.{proto.config_attribute}, written by {run['builder']}: "
+    result["notes"].append(f"the ids reach the model as config.{proto.config_attribute}, written by {run.builder}: "
                            "no runner call passes the draft's ids")
     if draft.layer_ids is None:
         return True
     shift = origin.id_shift if origin is not None else proto.id_shift
     trained = sorted(i + shift - 1 for i in draft.layer_ids)
     if trained != sorted(effective):
-        written = run["written"] or {}
+        file, line = run.written or (None, None)
         item = finding("fallback-triggered", "config", protocol=proto.name, entry=result.get("entry"),
-                       file=written.get("file") or "", line=written.get("line") or 0, builder=run["builder"],
+                       file=file or "", line=line or 0, builder=run.builder,
                        attribute=proto.config_attribute, stored=result["layers_to_capture"],
                        ids=list(draft.layer_ids), trained=trained, effective=effective,
                        convention=f"{origin.framework}'s" if origin is not None else "this framework's")
-        result["findings"].append(finding_to_json(item) | {"file": written.get("file"), "line": written.get("line")})
+        result["findings"].append(finding_to_json(item) | {"file": file, "line": line})
     return True
 
 
-__all__ = ["explain_config", "run_config_chain"]
+__all__ = ["ConfigRun", "explain_config", "run_config_chain"]

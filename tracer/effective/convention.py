@@ -11,7 +11,7 @@ captures for the same ids (its setter and its own loop, evaluated).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import NamedTuple
 
 from tracer.config.packs import builtin_protocols
 from tracer.model.errors import UsageError
@@ -52,8 +52,22 @@ def origin_pack(framework: str, packs: Sequence[Protocol], proto: Protocol,
                      "read ids differently and none is for this draft; pass --protocol")
 
 
+class ConventionMismatch(NamedTuple):
+    """The convention-mismatch finding's fields (the catalogue's template names them)."""
+
+    ids: list[int]  # the draft's ids
+    origin: str  # the framework they were trained in
+    origin_meaning: str
+    trained: list[int]  # the layer outputs the draft was trained on
+    here: str  # this tree's framework
+    here_meaning: str
+    effective: list[int]  # the outputs this model captures with those ids
+    how_far: str
+    use: str  # the fix
+
+
 def convention_fields(origin: Protocol, proto: Protocol, ids: list[int],
-                      effective: list[int] | None) -> dict[str, Any] | None:
+                      effective: list[int] | None) -> ConventionMismatch | None:
     """The convention-mismatch finding's fields, or None when the draft's ids capture the
     outputs it was trained on (or what is captured is not known)."""
     if effective is None or len(effective) != len(ids):
@@ -77,9 +91,8 @@ def convention_fields(origin: Protocol, proto: Protocol, ids: list[int],
         use = f"give {proto.framework} the ids {[t - offset for t in trained]} (the outputs of layers {trained})"
     else:
         use = f"give {proto.framework} ids that capture the outputs of layers {trained}"
-    return {"ids": list(ids), "origin": origin.framework, "origin_meaning": meaning(origin.id_shift),
-            "trained": trained, "here": proto.framework, "here_meaning": meaning(proto.id_shift),
-            "effective": got, "how_far": how_far, "use": use}
+    return ConventionMismatch(list(ids), origin.framework, meaning(origin.id_shift), trained, proto.framework,
+                              meaning(proto.id_shift), got, how_far, use)
 
 
-__all__ = ["convention_fields", "meaning", "origin_pack"]
+__all__ = ["ConventionMismatch", "convention_fields", "meaning", "origin_pack"]

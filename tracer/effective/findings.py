@@ -149,7 +149,7 @@ def _convention_findings(f: Facts) -> list[dict[str, Any]]:
     if fields is None:
         return []
     written = f.final_run.get("state_write") or {"file": f.state_site.file, "line": f.state_site.line}
-    return [_make(f, "convention-mismatch", "", written["file"], written["line"], **fields)]
+    return [_make(f, "convention-mismatch", "", written["file"], written["line"], **fields._asdict())]
 
 
 def _pipeline_findings(f: Facts, findings: list[dict[str, Any]]) -> list[int]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable
 
+from tracer.bind.syntax import hasattr_test, super_call
 from tracer.model.errors import InputError
 from tracer.model.summary import Call, Fallback, Function, Param, Read, Write
 
@@ -25,7 +26,7 @@ def dotted(node: ast.AST | None) -> str:
     if isinstance(node, ast.Attribute):
         head = dotted(node.value)
         return f"{head}.{node.attr}" if head else ""
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "super":
+    if super_call(node) is not None:
         return "super()"
     if isinstance(node, ast.Constant) and (node.value is None or isinstance(node.value, bool)):
         return str(node.value)  # names in libcst's tree: None, True, False
@@ -229,8 +230,8 @@ class _Collector:
         self.calls.append(Call(name, line, col, len(args) + len(kwargs), tuple(args), tuple(kwargs), star, guard,
                                else_writes))
         # getattr(self, "x") reads self.x; on anything else "*.x" (per-object markers)
-        if name in ("getattr", "hasattr") and len(node.args) >= 2:
-            attr = _string(node.args[1])
+        if (looked := hasattr_test(node)) or name == "getattr" and len(node.args) >= 2:
+            attr = looked.name if looked else _string(node.args[1])
             owner = "self" if dotted(node.args[0]) == "self" else "*"
             if attr and f"{owner}.{attr}" not in self.reads:
                 self.reads[f"{owner}.{attr}"] = Read(f"{owner}.{attr}", line, col)
@@ -317,8 +318,8 @@ def _value_calls(value: ast.expr) -> tuple[str, ...]:
 def _hasattr_guard(test: ast.expr) -> tuple[str, str] | None:
     if isinstance(test, ast.BoolOp):
         return next((g for v in test.values if (g := _hasattr_guard(v))), None)
-    if isinstance(test, ast.Call) and dotted(test.func) == "hasattr" and len(test.args) == 2:
-        name, receiver = _string(test.args[1]), dotted(test.args[0])
+    if (tested := hasattr_test(test)) is not None:
+        name, receiver = tested.name, dotted(tested.receiver)
         if name and receiver:
             return receiver, name
     return None

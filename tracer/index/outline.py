@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ast
 
+from tracer.bind.syntax import super_call
 from tracer.index.skeleton import skeleton
 from tracer.index.source import resolve_relative
 from tracer.model.errors import InputError
@@ -28,7 +29,7 @@ def _dotted(node: ast.AST | None) -> str:
     if isinstance(node, ast.Attribute):
         head = _dotted(node.value)
         return f"{head}.{node.attr}" if head else ""
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "super":
+    if super_call(node) is not None:
         return "super()"
     return ""
 

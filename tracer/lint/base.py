@@ -4,7 +4,6 @@ export once."""
 
 from __future__ import annotations
 
-import json
 import shutil
 import subprocess
 import tempfile
@@ -28,6 +27,7 @@ from tracer.lint.records import (
 from tracer.lint.retrace import retrace
 from tracer.lint.suppress import SourceLines, apply_to_json
 from tracer.model.errors import UsageError
+from tracer.present.lint_json import record_bytes, record_from_bytes
 from tracer.safeio.auth import load_entry, store_entry
 
 
@@ -59,17 +59,12 @@ def base_record(root: Path, commit: str, prefix: str, options: Options, progress
 
 def _read_record(path: Path, directory: Path) -> dict | None:
     """A record this user's tracer wrote (authenticated, read by the reading rule), or None."""
-    payload = load_entry(path, directory, MAX_RECORD_BYTES)
-    try:
-        value = json.loads(payload) if payload is not None else None
-    except (ValueError, RecursionError):
-        return None
-    return value if isinstance(value, dict) else None
+    return record_from_bytes(load_entry(path, directory, MAX_RECORD_BYTES))
 
 
 def _write_record(path: Path, record: dict) -> None:
     """Authenticated, temp + rename; a cache that cannot be written only costs speed."""
-    store_entry(path, path.parent, json.dumps(record, separators=(",", ":")).encode())
+    store_entry(path, path.parent, record_bytes(record))
 
 
 MAX_DERIVED_CHANGES = 200  # past this many changed files a fresh base scan is as quick

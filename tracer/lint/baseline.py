@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from tracer.analysis.pipeline import scan
@@ -12,6 +11,7 @@ from tracer.lint.git import repo_root
 from tracer.lint.records import Options
 from tracer.lint.suppress import apply_suppressions
 from tracer.model.errors import UsageError
+from tracer.present.lint_json import BaselineEntry, baseline_bytes, baseline_entries
 from tracer.present.scan_json import to_json
 from tracer.safeio.read import Unreadable, read_bytes
 from tracer.safeio.write import Unwritable, write_bytes
@@ -44,14 +44,7 @@ def read_baseline(root: Path, config: LintConfig) -> bytes:
 def baseline_identities(data: bytes) -> list[Identity]:
     """The accepted findings' identities (a baseline of version 1 has no anchors: those match
     on the fingerprint alone)."""
-    if not data:
-        return []
-    try:
-        doc = json.loads(data)
-        return [Identity(e["slug"], e.get("protocol") or "", e.get("entry") or "", e.get("anchor") or "",
-                         e["fingerprint"]) for e in doc["findings"]]
-    except (ValueError, KeyError, TypeError, RecursionError) as exc:
-        raise UsageError(f"baseline file is not a tracer baseline: {exc}") from None
+    return [Identity(*entry) for entry in baseline_entries(data)]
 
 
 def write_baseline(start: str | Path, out: str | Path | None, config: LintConfig, options: Options) -> tuple[Path, int]:
@@ -62,23 +55,17 @@ def write_baseline(start: str | Path, out: str | Path | None, config: LintConfig
     data = to_json(result)
     data["findings"] = [f for f in data["findings"] if not is_excluded(f["file"], config.exclude)]
     add_fingerprints(data["findings"], root)
-    entries = []
+    entries: list[BaselineEntry] = []
     for finding in data["findings"]:
         for slug, proto, entry, where, fp in identities(finding):
-            entries.append({"slug": slug, "protocol": proto, "entry": entry, "anchor": where, "fingerprint": fp,
-                            "file": finding["file"], "line": finding["line"], "message": finding["message"]})
-    entries.sort(key=lambda e: (e["file"], e["slug"], e["entry"], e["fingerprint"]))
+            entries.append(BaselineEntry(slug, proto, entry, where, fp, finding["file"], finding["line"],
+                                         finding["message"]))
+    entries.sort(key=lambda e: (e.file, e.slug, e.entry, e.fingerprint))
     # -o is the user's own choice; the configured or default file stays inside the repository
     path = Path(out) if out else (_baseline_path(root, config) or root / DEFAULT_BASELINE)
     write_root = None if out else root
-    doc = {"tool": "tracer", "version": 2,
-           "comment": "Accepted findings: tracer lint reports only findings not listed here. "
-                      "Keyed on slug, protocol, entry, anchor (file and enclosing def) and a fingerprint of the "
-                      "normalised statement; "
-                      "file and line are for readers.",
-           "findings": entries}
     try:
-        write_bytes(path, (json.dumps(doc, indent=1) + "\n").encode("utf-8"), write_root)
+        write_bytes(path, baseline_bytes(entries), write_root)
     except Unwritable as exc:
         raise UsageError(f"cannot write the baseline: {exc}") from None
     return path, len(entries)

@@ -28,7 +28,6 @@ did not change since the last run is answered from a result cache.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import time
 from collections import Counter
@@ -51,6 +50,7 @@ from tracer.lint.verdicts import Sources, reader, verdict_changes
 from tracer.model.errors import UsageError
 from tracer.model.escape import printable
 from tracer.model.kinds import at_least
+from tracer.present.lint_json import record_bytes, record_from_bytes
 from tracer.present.scan_json import finding_to_json
 from tracer.safeio.auth import load_entry, store_entry
 
@@ -277,18 +277,13 @@ def _cached_result(options: Options, key: str) -> dict | None:
     directory = lint_cache_dir(options)
     if directory is None:
         return None
-    payload = load_entry(directory / f"result-{key}.json", directory, MAX_RECORD_BYTES)
-    try:
-        value = json.loads(payload) if payload is not None else None
-    except (ValueError, RecursionError):
-        return None
-    return value if isinstance(value, dict) else None
+    return record_from_bytes(load_entry(directory / f"result-{key}.json", directory, MAX_RECORD_BYTES))
 
 
 def _store_result(options: Options, key: str, result: dict) -> None:
     directory = lint_cache_dir(options)
     if directory is not None:
-        store_entry(directory / f"result-{key}.json", directory, json.dumps(result, separators=(",", ":")).encode())
+        store_entry(directory / f"result-{key}.json", directory, record_bytes(result))
 
 
 def format_lint_text(result: dict) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from tracer.model.escape import printable
@@ -14,6 +15,11 @@ def _outputs(indices: list[int] | None) -> str:
         return "nothing"
     parts = ["the embedding output" if i == -1 else f"layer {i}" for i in indices]
     return ", ".join(parts)
+
+
+def explanation_json(result: dict[str, Any]) -> str:
+    """`tracer explain --format json` (a value JSON cannot hold is written as its str)."""
+    return json.dumps(result, indent=2, default=str)
 
 
 def format_explanation(result: dict[str, Any]) -> str:

@@ -11,6 +11,7 @@ drop the ids.
 
 from __future__ import annotations
 
+import json
 import re
 from collections import Counter
 from collections.abc import Sequence
@@ -214,6 +215,11 @@ def graph_to_json(graph: nx.DiGraph, stats: dict[str, Any] | None = None) -> dic
     if stats is not None:
         data["stats"] = stats
     return data
+
+
+def graph_json_text(graph: nx.DiGraph, stats: dict[str, Any] | None = None) -> str:
+    """`tracer graph --format json`."""
+    return json.dumps(graph_to_json(graph, stats), indent=1) + "\n"
 
 
 def graph_to_dot(graph: nx.DiGraph) -> str:

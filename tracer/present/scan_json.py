@@ -3,6 +3,7 @@ here, and nowhere else. Every other stage works on the typed results."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -174,6 +175,16 @@ def to_json(result: ScanResult) -> JSONDict:
 
 class ScanJsonError(ValueError):
     """A scan JSON that is not one (missing keys, wrong types)."""
+
+
+def scan_json_text(result: ScanResult) -> str:
+    """`tracer scan --format json`."""
+    return json.dumps(to_json(result), indent=2) + "\n"
+
+
+def json_list_text(rows: list[Any]) -> str:
+    """A list of plain rows as the JSON the commands print (`scan --statistics --format json`)."""
+    return json.dumps(rows, indent=2) + "\n"
 
 
 def from_json(data: Any) -> ScanResult:

@@ -245,3 +245,13 @@ def read_draft_raw(ids: DraftIds, path: str | None):
     if ids.runner is None:
         return {}
     return {"eagle_config": {"eagle_aux_hidden_state_layer_ids": list(ids.runner)}}
+
+
+def read_json_file(path: str) -> Any:
+    """A saved report or scan JSON (`verify --render`, `--scan-json`)."""
+    return json.loads(open(path).read())
+
+
+def report_json(report: dict[str, Any]) -> str:
+    """`tracer verify --format json` and the report `-o` saves (a value JSON cannot hold: its str)."""
+    return json.dumps(report, indent=1, default=str)
