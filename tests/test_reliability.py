@@ -418,6 +418,7 @@ def test_worker_crash_costs_only_its_file(tmp_path, monkeypatch):
     for i in range(12):
         write(root, f"{MODELS}/pad{i}.py", f"class Pad{i}:\n    def set_eagle3_layers_to_capture(self, ids):\n        pass\n")
     monkeypatch.setattr(project_mod, "_index_job", _crashing_job)
+    monkeypatch.setattr(project_mod, "OUTLINE_POOL_BYTES", 0)  # a big tree's outlines go to the pool
     import multiprocessing
 
     if multiprocessing.get_start_method() != "fork":
@@ -648,6 +649,7 @@ def test_jobs_is_respected(tmp_path, monkeypatch):
         return real(*args, **kwargs)
 
     monkeypatch.setattr(project_mod, "ProcessPoolExecutor", counting)
+    monkeypatch.setattr(project_mod, "OUTLINE_POOL_BYTES", 0)  # as for a tree of tens of MB
     root = make_tree(tmp_path)
     files, _ = discover.list_sources(discover.detect_layout(root, _protocols()))
     project_mod.Project(files, SummaryCache(None), jobs=3).load({f.module: "full" for f in files})
