@@ -31,15 +31,19 @@ def graph_of(root: Path, packs: list[Protocol], cache_dir: Path, focus: bool = F
     seeds = {p.setter: p.entry_variable for p in packs
              if p.entry_kind == "module-variable" and p.entry_variable and p.setter}
     calls = tuple(sorted({p.module_call for p in packs if p.module_call}))
+    # as `graph --all` and the report seed: only in the packs' runner modules (tracer/cli/graph.py)
+    seed_in = tuple(sorted({m for p in packs if p.entry_kind == "module-variable" and p.entry_variable
+                            and p.setter for m in (p.runner_modules or ())}))
     cache = summary_cache(str(cache_dir), True)
     rules = registry_rules(root, packs)
     if focus:
         words = sorted({w for p in packs for w in (p.setter, p.state_attribute, p.entry_variable,
                                                      *p.capability_bases, *p.delegate_methods) if w})
         graph, _ = focused_call_graph(root, cache, words, entry_seeds=seeds, module_calls=calls,
-                                      registries=rules)
+                                      seed_modules=seed_in, registries=rules)
     else:
-        graph, _ = whole_call_graph(root, cache, entry_seeds=seeds, module_calls=calls, registries=rules)
+        graph, _ = whole_call_graph(root, cache, entry_seeds=seeds, module_calls=calls, seed_modules=seed_in,
+                                    registries=rules)
     return graph
 
 
