@@ -192,7 +192,8 @@ def neighbourhood_call_graph(path: str | Path, cache: SummaryCache, names: Itera
     then, round by round, the modules whose imported names the functions reached less than N
     calls deep read (their own code, their class's ``__init__`` and what it calls) and the module
     bodies of the solved files read (base classes), and with
-    ``callers`` the files naming a caller found, until nothing is added (at most N + 1 solves).
+    ``callers`` the files naming a caller found, until nothing is added (at most N + 2 solves: the
+    last round's module bodies may name bases two modules away, as a subclass's mixin).
     A call into a module no round chose stays unbound: a neighbourhood, not the whole program.
     Each solve is cached by the chosen files' contents."""
     started = time.perf_counter()
