@@ -43,8 +43,7 @@ def memo_key(project: Project, protocols: Sequence[Protocol], setting: Iterable[
     digest = hashlib.sha256(own_code_digest())
     for proto in protocols:
         digest.update(repr(proto).encode())
-    for module, source in sorted(project.by_module.items()):
-        digest.update(f"{module}={source.path}:{source.is_package}\n".encode())
+    digest.update(project.listing)
     for part in setting:
         digest.update(repr(part).encode())
     return entry_key(digest.digest(), "", "", "chains")

@@ -194,7 +194,7 @@ def _scan(path: str | Path, protocols: Sequence[Protocol], cache_dir: str | Path
     try:
         while True:
             try:
-                resolver, memo, analysis = _trace(project, resolver, applied, in_scope, layout)
+                memo, analysis = _trace(project, resolver, applied, in_scope, layout)
                 break
             except BodyUnreadable:
                 resolver = Resolver(project)
@@ -218,7 +218,7 @@ def _scan(path: str | Path, protocols: Sequence[Protocol], cache_dir: str | Path
 
 
 def _trace(project: Project, resolver: Resolver, applied: list[Protocol], in_scope: list[str],
-           layout: Layout) -> tuple[Resolver, ChainMemo, Analysis]:
+           layout: Layout) -> tuple[ChainMemo, Analysis]:
     alternatives: Alternatives = {}
     aliases: Aliases = {}
     entries = entry_classes(project, resolver, applied, alternatives, aliases)
@@ -226,7 +226,7 @@ def _trace(project: Project, resolver: Resolver, applied: list[Protocol], in_sco
     memo = ChainMemo(project, memo_key(project, applied, [sorted(resolver.registry_factories.items()),
                                                           sorted(resolver.registry_class_keywords)]))
     analysis = analyse(resolver, applied, entries, alternatives=alternatives, memo=memo, aliases=aliases)
-    return resolver, memo, analysis
+    return memo, analysis
 
 
 def runtime_notes(project: Project, packs: Sequence[Protocol]) -> list[str]:

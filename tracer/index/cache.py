@@ -78,7 +78,10 @@ class SummaryCache:
     def get(self, key: str, kind: type = ModuleSummary):
         if self.directory is None:
             return None
-        data = self._load(key)
+        return self.decode(self._load(key), kind)
+
+    def decode(self, data, kind: type = ModuleSummary):
+        """A stored plain value as a summary of ``kind`` (counted as a hit), or None (a miss)."""
         try:
             summary = from_plain(data) if data is not None else None
         except Exception:  # valid JSON of another shape: not an entry of ours

@@ -21,7 +21,7 @@ from tracer.index.reads import Reads, mention_fact
 from tracer.index.source import decode_source
 from tracer.model.errors import BodyUnreadable, InputError
 from tracer.model.results import InputProblem
-from tracer.model.summary import Function, ModuleSummary, from_plain, to_plain
+from tracer.model.summary import Function, ModuleSummary, to_plain
 from tracer.model.tree import SourceFile
 
 # Larger files are reported, not parsed. The biggest SGLang file is ~280 KB.
@@ -122,8 +122,10 @@ class Project:
         # The outlines live in one cache entry per set of files (the pack), not one each: a
         # cold scan of SGLang wrote ~390 files (0.3-0.4 CPU-s), a warm one read them back.
         # Entries inside are keyed by content, so a base and a head tree share them.
-        listing = hashlib.sha256("\n".join(f"{f.module}={f.path}" for f in files).encode()).digest()
-        self._pack_key = entry_key(listing, "", "", "outline-pack")
+        # the set of files (module, path, package or not): the outline pack's and chain memo's key
+        self.listing = hashlib.sha256("".join(f"{m}={s.path}:{s.is_package}\n" for m, s in
+                                              sorted(self.by_module.items())).encode()).digest()
+        self._pack_key = entry_key(self.listing, "", "", "outline-pack")
         self._pack: dict[str, object] | None = None  # module -> {"k": entry key, "v": its outline}
         self._pack_dirty = False
         # a body that does not parse makes its module an input error; while set, the scan is
@@ -209,15 +211,8 @@ class Project:
         entry = self._pack.get(module)
         if not isinstance(entry, dict) or entry.get("k") != key:
             return None  # never outlined, or outlined when the file was different
-        try:
-            summary = from_plain(entry.get("v"))
-        except Exception:  # not an entry of ours
-            summary = None
-        if not isinstance(summary, ModuleSummary):
-            self.cache.misses += 1
-            return None
-        self.cache.hits += 1
-        return summary
+        summary = self.cache.decode(entry.get("v"))
+        return summary if isinstance(summary, ModuleSummary) else None
 
     def _pack_put(self, module: str, key: str, summary: ModuleSummary) -> None:
         if self._pack is None:
