@@ -109,13 +109,14 @@ def first_resume(code):
     return off
 
 GEN = 0x20 | 0x80 | 0x200  # generator, coroutine, async generator
+OPTIMIZED = 0x1  # a function's code (a class body's and a module's are not)
 
 def hook(frame, event, arg):
     if event != "call":
         return
     code = frame.f_code
     path = own(code)
-    if not path or code.co_name.startswith("<") and code.co_name != "<lambda>":
+    if not path or code.co_name.startswith("<") and code.co_name != "<lambda>" or not code.co_flags & OPTIMIZED:
         return  # not the package's, or a comprehension / module body / class body
     if code.co_flags & GEN and frame.f_lasti != first_resume(code):
         return  # a generator resumed
@@ -126,7 +127,8 @@ def hook(frame, event, arg):
         bpath = own(bcode)
         if not bpath:
             return
-        if bcode.co_name == "<module>" or bcode.co_name == "<lambda>" or not bcode.co_name.startswith("<"):
+        if bcode.co_name == "<module>" or bcode.co_name == "<lambda>" or (
+                not bcode.co_name.startswith("<") and bcode.co_flags & OPTIMIZED):  # a class body is no node
             key = (bpath, bcode.co_firstlineno, bcode.co_name == "<module>", path, code.co_firstlineno,
                    bool(code.co_flags & GEN))
             sites = edges.setdefault(key, set())
