@@ -6,7 +6,7 @@ the solver."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any, NamedTuple
 
 from tracer.callgraph.heap import ALL, UNK, Value
@@ -48,6 +48,8 @@ class Calls(Narrow):
     # `[flow] module_call`: torch's nn.Module.__call__ runs forward), the scan's rule too
     module_calls: tuple[str, ...] = ()
     factories: dict[str, Any]  # a registry factory's name -> its rule (seeds.Seeds.init_registries)
+    clone_origin: dict[int, int]  # a method's copy -> the method (clones.Clones)
+    receiver_scope: Callable[[int, Value | None, int], int]  # clones.Clones
 
     def init_calls(self) -> None:
         self.memo: set[tuple[int, Value]] = set()
@@ -193,10 +195,11 @@ class Calls(Narrow):
         self.subscribe(cid, name, self.method_caller(site, v))
 
     def invoke(self, site: Site, uid: int, recv: Value | None) -> None:
+        self.add_edge(site, self.clone_origin.get(uid, uid))
+        uid = self.receiver_scope(uid, recv, site.id)  # a method's copy for this receiver class (clones.py)
         scope = self.scopes[uid]
         base = self.scope_base[uid]
         params = scope.params
-        self.add_edge(site, uid)
         if self.factories and site.dst >= 0 and scope.name.rpartition(".")[2] in self.factories:
             self.factory_call(site, self.factories[scope.name.rpartition(".")[2]])
         given: dict[int, Any] = {}
@@ -274,6 +277,8 @@ class Calls(Narrow):
         if t == "o":
             if self.obj_kind.get(v[1]) != "dict":
                 self.read(v[1], None, dst)
+            else:
+                self.edge(self.dict_keys(v[1]), dst)  # a dict iterates over its keys
         elif t == "g":
             self.edge(self.scopes[v[1]].yields + self.scope_base[v[1]], dst)
         elif t == "i":
