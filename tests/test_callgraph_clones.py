@@ -133,3 +133,42 @@ Parser().parse_method(input())
             ("main.Parser.parse_method", "main.Parser.parse_link")} <= found
     # the keys are known: no "parse_" prefix read of every parse_ attribute (parse_method itself)
     assert ("main.Parser.parse_method", "main.Parser.parse_method") not in found
+
+
+def test_a_plugin_named_by_a_dotted_string_is_imported_and_called(tmp_path):
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text('''
+from importlib import import_module
+
+TABLE = {"strike": "pkg.plugins.strike", "other": "pkg.plugins.other"}
+
+
+def load(name):
+    module_path, func_name = TABLE[name].rsplit(".", 1)
+    module = import_module(module_path)
+    return getattr(module, func_name)
+
+
+def build(names):
+    for plugin in [load(n) for n in names]:
+        plugin()
+
+
+build(["strike"])
+''')
+    (tmp_path / "pkg" / "plugins.py").write_text('''
+def strike():
+    pass
+
+
+def other():
+    pass
+
+
+def never():
+    pass
+''')
+    found = edges(graph(tmp_path / "pkg"))
+    assert ("build", "plugins.strike") in found  # names relative to the scanned package
+    assert ("build", "plugins.other") not in found  # only the name the package passes
+    assert ("build", "plugins.never") not in found

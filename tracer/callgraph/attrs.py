@@ -14,7 +14,7 @@ from typing import Any
 
 from tracer.callgraph.calls import Calls
 from tracer.callgraph.heap import CONTAINER_METHODS, Value
-from tracer.callgraph.protocols import STR_CASES
+from tracer.callgraph.protocols import STR_CASES, STR_SPLITS
 
 
 class Attrs(Calls):
@@ -62,7 +62,7 @@ class Attrs(Calls):
             self.add(dst, (v,))
         elif t == "o" and name in CONTAINER_METHODS:
             self.add(dst, (self.V("bm", name, v),))
-        elif t == "k" and name in STR_CASES and v[1] in ("str", "prefix"):
+        elif t == "k" and (name in STR_CASES and v[1] in ("str", "prefix") or name in STR_SPLITS and v[1] == "str"):
             self.add(dst, (self.V("bm", name, v),))
         elif t == "p" and name in ("setter", "getter", "deleter"):
             self.add(dst, (self.V("bm", name, v),))

@@ -48,8 +48,9 @@ class Calls(Narrow):
     # `[flow] module_call`: torch's nn.Module.__call__ runs forward), the scan's rule too
     module_calls: tuple[str, ...] = ()
     factories: dict[str, Any]  # a registry factory's name -> its rule (seeds.Seeds.init_registries)
-    clone_origin: dict[int, int]  # a method's copy -> the method (clones.Clones)
-    receiver_scope: Callable[[int, Value | None, int], int]  # clones.Clones
+    receiver_scope: Callable[[int, Value | None, Site], int]  # clones.Clones
+    str_method: Callable[[Site, str, Value], None]  # named.Named
+    import_named: Callable[[Site], None]  # named.Named
 
     def init_calls(self) -> None:
         self.memo: set[tuple[int, Value]] = set()
@@ -129,6 +130,8 @@ class Calls(Narrow):
             self.partials[site.id] = site
             self.add(site.dst, (self.V("pa", site.id),))
             self.external_sites.add(site.id)
+        elif t == "x" and v[1] == "importlib.import_module" and site.args and not site.args[0][1] and site.dst >= 0:
+            self.import_named(site)
         elif t == "x" and v[1] == "functools.reduce" and site.args and not any(st for _, st in site.args):
             self.external_sites.add(site.id)
             self.reduce(site)
@@ -195,8 +198,7 @@ class Calls(Narrow):
         self.subscribe(cid, name, self.method_caller(site, v))
 
     def invoke(self, site: Site, uid: int, recv: Value | None) -> None:
-        self.add_edge(site, self.clone_origin.get(uid, uid))
-        uid = self.receiver_scope(uid, recv, site.id)  # a method's copy for this receiver class (clones.py)
+        uid = self.receiver_scope(uid, recv, site)  # the edge; the scope: a copy for this receiver (clones.py)
         scope = self.scopes[uid]
         base = self.scope_base[uid]
         params = scope.params
@@ -439,9 +441,8 @@ class Calls(Narrow):
                     self.V("p", v[1], recv[2]) if name == "getter" else self.V("p", recv[1], v[1])
                     for v in vals if v[0] == "f" and name in ("getter", "setter")]))
             return
-        if recv[0] == "k":  # "_process_{}".format(x).lower(): the string (or its known start) changes case
-            if dst >= 0:
-                self.add(dst, (self.V("k", recv[1], getattr(str, name)(recv[2])),))
+        if recv[0] == "k":  # a string's method: its case changed, or split (named.py)
+            self.str_method(site, name, recv)
             return
         oid = recv[1]
         a0, a1 = self.arg(site, 0), self.arg(site, 1)

@@ -84,6 +84,7 @@ class Clones:
     install: Callable[[Any, int, int, int, tuple[Any, ...]], None]
     note_call: Callable[[int, int], None]
     call_on: Callable[[int, Site], None]
+    add_edge: Callable[..., None]
 
     def init_clones(self) -> None:
         self.clone_code: dict[int, Code] = {}  # method uid -> its code (small instance methods only)
@@ -134,10 +135,13 @@ class Clones:
                 tuple(first_site + j for j in range(lo, hi)), span,
                 frozenset(shared[k] | {v for v in names if span[2] <= v < span[3]}))
 
-    def receiver_scope(self, uid: int, recv: Value | None, site: int) -> int:
-        """The scope a call of ``uid`` on ``recv`` from ``site`` runs: its own, or its copy for the
-        receiver's class (a method), or for the receiver class of the copy making the call (a
-        function or static method called from a method's copy: ``self.insert_rule(self.rules, name)``)."""
+    def receiver_scope(self, uid: int, recv: Value | None, site: Site | None) -> int:
+        """The edge of a call of ``uid`` (a copy's is the function's own), and the scope it runs: its
+        own, or its copy for the receiver's class (a method), or for the receiver class of the copy
+        making the call (a function or static method called from a method's copy:
+        ``self.insert_rule(self.rules, name)``)."""
+        if site is not None:
+            self.add_edge(site, self.clone_origin.get(uid, uid))
         if uid not in self.clone_code:
             return uid
         if recv is not None and recv[0] == "i" and self.scopes[uid].method == "instance":
@@ -145,8 +149,8 @@ class Clones:
             first = self.clone_first.setdefault(uid, cid)
             if cid == first or cid == self.scope_cbase[uid] + self.scopes[uid].owner:
                 return uid
-        elif recv is None and site in self.site_context:
-            cid = self.site_context[site]
+        elif recv is None and site is not None and site.id in self.site_context:
+            cid = self.site_context[site.id]
         else:
             return uid
         found = self.clone_for.get((uid, cid))

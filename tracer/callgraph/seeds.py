@@ -199,7 +199,7 @@ class Seeds(Attrs):
             tag = "i" if scope.method == "instance" else "c"
             if tag == "i" and len(made) > 1 and uid in self.clone_code:  # each class its copy (clones.py)
                 for k in made:
-                    copy = self.receiver_scope(uid, self.V("i", k), -1)
+                    copy = self.receiver_scope(uid, self.V("i", k), None)
                     self.add(self.scopes[copy].params[0].var + self.scope_base[copy], (self.V("i", k),))
                 continue
             self.add(var, [self.V(tag, k) for k in (made or [owner])])

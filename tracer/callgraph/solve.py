@@ -29,6 +29,7 @@ from tracer.callgraph.calls import DECORATOR_BUILTINS, PROGRAM_CALLABLE, Calls, 
 from tracer.callgraph.clones import Clones
 from tracer.callgraph.heap import UNK, Value
 from tracer.callgraph.ir import ModuleIR, ScopeIR
+from tracer.callgraph.named import Named
 from tracer.callgraph.protocols import AITER, ITER
 from tracer.callgraph.registry import RegistryRule
 from tracer.callgraph.seeds import Seeds
@@ -42,7 +43,7 @@ SMALL_VALUES = 8  # values kept in a tuple before a dict
 Watcher = Any  # Callable[[tuple[Value, ...]], object] | tuple (see Solver.on)
 
 
-class Solver(Seeds, Clones):
+class Solver(Seeds, Clones, Named):
     def __init__(self, modules: list[ModuleIR], prefix: str = "", entry_seeds: dict[str, str] | None = None,
                  registries: tuple[RegistryRule, ...] = ()):
         self.prefix = prefix
