@@ -172,3 +172,37 @@ def never():
     assert ("build", "plugins.strike") in found  # names relative to the scanned package
     assert ("build", "plugins.other") not in found  # only the name the package passes
     assert ("build", "plugins.never") not in found
+
+
+def test_a_function_bound_by_hand_with_method_type_is_called_as_a_method(tmp_path):
+    (tmp_path / "main.py").write_text('''
+import types
+
+
+class Inline:
+    def process(self, text):
+        return text
+
+    def parse(self, text):
+        return self.process(text)
+
+
+def process(inline, text):
+    return inline
+
+
+def plugin(inline):
+    inline.process = types.MethodType(process, inline)
+
+
+def unbound(inline, text):
+    pass
+
+
+p = Inline()
+plugin(p)
+p.parse("x")
+''')
+    found = edges(graph(tmp_path))
+    assert {("main.Inline.parse", "main.process"), ("main.Inline.parse", "main.Inline.process")} <= found
+    assert not any(callee == "main.unbound" for _, callee in found)

@@ -53,8 +53,8 @@ class Attrs(Calls):
             self.add(dst, (self.V("B", "getattr"),))  # object.__getattribute__(obj, name): getattr's lookup
         elif t == "B" and v[1] == "property" and name in ("__init__", "__get__"):
             self.add(dst, (self.V("B", f"property.{name}"),))  # a property subclass calling its base
-        elif t == "x" and v[1] == "functools" and name == "partial":
-            self.add(dst, (self.V("x", "functools.partial"),))
+        elif t == "x" and (v[1], name) in (("functools", "partial"), ("types", "MethodType"), ("importlib", "import_module")):
+            self.add(dst, (self.V("x", f"{v[1]}.{name}"),))
         elif t == "x":
             # something outside the tree: its attributes are outside too, and the imported name is
             # all that is kept (torch.nn.Module is torch.nn's); dotted names grown from every external

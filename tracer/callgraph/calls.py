@@ -50,7 +50,7 @@ class Calls(Narrow):
     factories: dict[str, Any]  # a registry factory's name -> its rule (seeds.Seeds.init_registries)
     receiver_scope: Callable[[int, Value | None, Site], int]  # clones.Clones
     str_method: Callable[[Site, str, Value], None]  # named.Named
-    import_named: Callable[[Site], None]  # named.Named
+    named_call: Callable[[Site, str], None]  # named.Named
 
     def init_calls(self) -> None:
         self.memo: set[tuple[int, Value]] = set()
@@ -130,8 +130,8 @@ class Calls(Narrow):
             self.partials[site.id] = site
             self.add(site.dst, (self.V("pa", site.id),))
             self.external_sites.add(site.id)
-        elif t == "x" and v[1] == "importlib.import_module" and site.args and not site.args[0][1] and site.dst >= 0:
-            self.import_named(site)
+        elif t == "x" and v[1] in ("importlib.import_module", "types.MethodType") and len(site.args) <= 2 and site.dst >= 0:
+            self.named_call(site, v[1])
         elif t == "x" and v[1] == "functools.reduce" and site.args and not any(st for _, st in site.args):
             self.external_sites.add(site.id)
             self.reduce(site)

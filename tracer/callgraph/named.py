@@ -1,7 +1,8 @@
 """Names the program spells as strings: ``"pkg.mod.fn".rsplit(".", 1)`` gives the known parts,
 ``importlib.import_module("pkg.mod")`` of a module of the tree is that module (a plugin table of
 dotted names, split and imported, then ``getattr(module, name)``). Only constants: a name built
-at run time stays unknown. A mixin of the solver."""
+at run time stays unknown. And ``types.MethodType(fn, obj)``, a function bound by hand. A mixin of
+the solver."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ class Named:
     new_obj: Callable[..., Value]
     write: Callable[[Any, Value | None, int], None]
     each: Callable[..., None]
+    on: Callable[[int, Any], None]
     V: Callable[..., Value]
     in_tree: Callable[[str], str]
     module_value: Callable[[str], Value]
@@ -52,9 +54,27 @@ class Named:
             self.write(oid, self.V("k", "int", i), var)
         self.add(site.dst, (obj,))
 
+    def named_call(self, site: Site, name: str) -> None:
+        self.import_named(site) if name == "importlib.import_module" else self.method_type(site)
+
     def import_named(self, site: Site) -> None:
         """``import_module(name)`` with a known absolute name of a module of the tree: that module."""
         dst = site.dst
         self.external_sites.add(site.id)
+        if not site.args or site.args[0][1]:
+            return
         self.each(site.args[0][0], lambda k: self.add(dst, (self.module_value(k[2]),)) if self.in_tree(k[2]) else None,
                   "k")
+
+    def method_type(self, site: Site) -> None:
+        """``types.MethodType(fn, obj)``: fn bound to obj (``md.inline.process_text = MethodType(f, md.inline)``)."""
+        self.external_sites.add(site.id)
+        if len(site.args) != 2 or site.args[0][1] or site.args[1][1]:
+            return
+        fn, obj, dst = site.args[0][0], site.args[1][0], site.dst
+
+        def bind(_: Any) -> None:
+            self.add(dst, [self.V("b", f[1], o) for f in tuple(self.pts.get(fn, ())) if f[0] == "f"
+                           for o in tuple(self.pts.get(obj, ())) if o[0] in ("i", "c")])
+        self.on(fn, bind)
+        self.on(obj, bind)
