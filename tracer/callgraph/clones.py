@@ -8,12 +8,15 @@ each function registered on one parser is called with the other parser and its s
 first receiver class a method is called on keeps the method's own variables; each further
 receiver class (at most ``MAX_CLONES`` per method) gets a copy of the method's instructions with
 its locals, parameters, nested lambdas and functions, and the containers it allocates, renamed
-apart. Calls made in a copy are edges of the method itself (the graph's node is the function's
-source); a copy's call site counts as bound when the method's own site is reported.
+apart. A function or static method called from a copy gets its copy for the same receiver class
+(``self.insert_rule(self.rules, name)``: each parser's own rule list), and ``self`` of a method no
+call reached, seeded with the classes created, is seeded class by class into their copies. Calls
+made in a copy are edges of the method itself (the graph's node is the function's source); a copy's
+call site counts as bound when the method's own site is reported.
 
-Only instance methods of at most ``MAX_CLONE_INSTRS`` instructions are copied (dispatchers,
+Only functions and methods of at most ``MAX_CLONE_INSTRS`` instructions are copied (dispatchers,
 registrars, initialisers: where receivers meet and flow on; a large method is mostly its own
-logic), and only their code is kept past installation. Counted: ``stats.methods_cloned_per_receiver``
+logic), and only their code is kept past installation (marshalled: ~20 bytes an instruction). Counted: ``stats.methods_cloned_per_receiver``
 (copies made) and ``stats.clones_refused`` (receivers beyond the cap, solved in the method's own
 variables as before).
 """
@@ -21,6 +24,7 @@ variables as before).
 from __future__ import annotations
 
 import bisect
+import marshal
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -28,8 +32,11 @@ from tracer.callgraph.calls import Site
 from tracer.callgraph.heap import Value
 from tracer.callgraph.ir import ModuleIR, ScopeIR
 
-MAX_CLONES = 4  # receiver classes beyond the first one method is solved apart for
-MAX_CLONE_INSTRS = 80  # instructions of a method that may be copied
+# bounds: on sglang/srt 0.5.23, 3 and 32 make ~5,000 copies (4,300 refused), +5% peak memory, +1% CPU;
+# 4 and 80 made ~8,300 (+13% memory): the copies' own containers and lambdas then filled shared
+# variables to the value budget (stats.values_cut 45k -> 62k) and cut values other calls needed
+MAX_CLONES = 3  # receiver classes beyond the first one method is solved apart for
+MAX_CLONE_INSTRS = 32  # instructions of a method that may be copied
 
 # the operands of each instruction that are variables (the rest are names, lines, scopes, classes)
 VAR_OPERANDS = {
@@ -64,7 +71,7 @@ class Code(NamedTuple):
     base: int  # the module's first variable
     sbase: int  # its first scope
     cbase: int  # its first class
-    instrs: tuple[Any, ...]  # the method's instructions and the closure copies into its variables
+    instrs: bytes  # the method's instructions and the closure copies into its variables (marshalled)
     sites: tuple[int, ...]  # the solver's site id of each call instruction among them, in order
     span: tuple[int, ...]  # (first instruction, end, first var, end var, end scope), module-local
     shared: frozenset[int]  # module-local vars of the span that stay shared (written from outside it)
@@ -131,7 +138,7 @@ class Clones:
         for k, (i, span) in enumerate(spans):
             lo, hi = bisect.bisect_left(calls, span[0]), bisect.bisect_left(calls, span[1])
             self.clone_code[sbase + i] = Code(
-                m.module, base, sbase, cbase, (*instrs[span[0]:span[1]], *extras[k]),
+                m.module, base, sbase, cbase, marshal.dumps([*instrs[span[0]:span[1]], *extras[k]]),
                 tuple(first_site + j for j in range(lo, hi)), span,
                 frozenset(shared[k] | {v for v in names if span[2] <= v < span[3]}))
 
@@ -195,7 +202,7 @@ class Clones:
         module, sites = _Module(code.module), iter(code.sites)
         ints, self.ints = self.ints, IDENTITY
         try:
-            for ins in code.instrs:
+            for ins in marshal.loads(code.instrs):
                 op = ins[0]
                 out = list(ins)
                 if op == "call":
