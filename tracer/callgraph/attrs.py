@@ -14,7 +14,7 @@ from typing import Any
 
 from tracer.callgraph.calls import Calls
 from tracer.callgraph.heap import CONTAINER_METHODS, Value
-from tracer.callgraph.protocols import STR_CASES
+from tracer.callgraph.protocols import STR_CASES, STR_SPLITS
 
 
 class Attrs(Calls):
@@ -53,8 +53,8 @@ class Attrs(Calls):
             self.add(dst, (self.V("B", "getattr"),))  # object.__getattribute__(obj, name): getattr's lookup
         elif t == "B" and v[1] == "property" and name in ("__init__", "__get__"):
             self.add(dst, (self.V("B", f"property.{name}"),))  # a property subclass calling its base
-        elif t == "x" and v[1] == "functools" and name == "partial":
-            self.add(dst, (self.V("x", "functools.partial"),))
+        elif t == "x" and (v[1], name) in (("functools", "partial"), ("types", "MethodType"), ("importlib", "import_module")):
+            self.add(dst, (self.V("x", f"{v[1]}.{name}"),))
         elif t == "x":
             # something outside the tree: its attributes are outside too, and the imported name is
             # all that is kept (torch.nn.Module is torch.nn's); dotted names grown from every external
@@ -62,7 +62,7 @@ class Attrs(Calls):
             self.add(dst, (v,))
         elif t == "o" and name in CONTAINER_METHODS:
             self.add(dst, (self.V("bm", name, v),))
-        elif t == "k" and name in STR_CASES and v[1] in ("str", "prefix"):
+        elif t == "k" and (name in STR_CASES and v[1] in ("str", "prefix") or name in STR_SPLITS and v[1] == "str"):
             self.add(dst, (self.V("bm", name, v),))
         elif t == "p" and name in ("setter", "getter", "deleter"):
             self.add(dst, (self.V("bm", name, v),))

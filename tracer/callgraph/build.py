@@ -173,7 +173,8 @@ def solve_tree(irs: list[ModuleIR], prefix: str = "", entry_seeds: dict[str, str
              "params_typed_by_attributes": solver.ducks_seeded,
              "edges_assumed": sorted([names[u], names[v], why] for (u, v), why in solver.assumed_edges.items()),
              "arguments_narrowed_by_annotations": solver.arguments_narrowed(),
-             "results_narrowed_by_receiver": solver.results_narrowed}
+             "results_narrowed_by_receiver": solver.results_narrowed,
+             "methods_cloned_per_receiver": solver.clones_made, "clones_refused": solver.clones_refused}
     # its closures hold it in cycles: freed now, not at the next collection, and before the answer is built
     solver.__dict__.clear()
     nodes = sorted(set(names))

@@ -6,7 +6,7 @@ the solver."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any, NamedTuple
 
 from tracer.callgraph.heap import ALL, UNK, Value
@@ -48,6 +48,9 @@ class Calls(Narrow):
     # `[flow] module_call`: torch's nn.Module.__call__ runs forward), the scan's rule too
     module_calls: tuple[str, ...] = ()
     factories: dict[str, Any]  # a registry factory's name -> its rule (seeds.Seeds.init_registries)
+    receiver_scope: Callable[[int, Value | None, Site], int]  # clones.Clones
+    str_method: Callable[[Site, str, Value], None]  # named.Named
+    named_call: Callable[[Site, str], None]  # named.Named
 
     def init_calls(self) -> None:
         self.memo: set[tuple[int, Value]] = set()
@@ -127,6 +130,8 @@ class Calls(Narrow):
             self.partials[site.id] = site
             self.add(site.dst, (self.V("pa", site.id),))
             self.external_sites.add(site.id)
+        elif t == "x" and v[1] in ("importlib.import_module", "types.MethodType") and len(site.args) <= 2 and site.dst >= 0:
+            self.named_call(site, v[1])
         elif t == "x" and v[1] == "functools.reduce" and site.args and not any(st for _, st in site.args):
             self.external_sites.add(site.id)
             self.reduce(site)
@@ -193,10 +198,10 @@ class Calls(Narrow):
         self.subscribe(cid, name, self.method_caller(site, v))
 
     def invoke(self, site: Site, uid: int, recv: Value | None) -> None:
+        uid = self.receiver_scope(uid, recv, site)  # the edge; the scope: a copy for this receiver (clones.py)
         scope = self.scopes[uid]
         base = self.scope_base[uid]
         params = scope.params
-        self.add_edge(site, uid)
         if self.factories and site.dst >= 0 and scope.name.rpartition(".")[2] in self.factories:
             self.factory_call(site, self.factories[scope.name.rpartition(".")[2]])
         given: dict[int, Any] = {}
@@ -274,6 +279,8 @@ class Calls(Narrow):
         if t == "o":
             if self.obj_kind.get(v[1]) != "dict":
                 self.read(v[1], None, dst)
+            else:
+                self.edge(self.dict_keys(v[1]), dst)  # a dict iterates over its keys
         elif t == "g":
             self.edge(self.scopes[v[1]].yields + self.scope_base[v[1]], dst)
         elif t == "i":
@@ -434,9 +441,8 @@ class Calls(Narrow):
                     self.V("p", v[1], recv[2]) if name == "getter" else self.V("p", recv[1], v[1])
                     for v in vals if v[0] == "f" and name in ("getter", "setter")]))
             return
-        if recv[0] == "k":  # "_process_{}".format(x).lower(): the string (or its known start) changes case
-            if dst >= 0:
-                self.add(dst, (self.V("k", recv[1], getattr(str, name)(recv[2])),))
+        if recv[0] == "k":  # a string's method: its case changed, or split (named.py)
+            self.str_method(site, name, recv)
             return
         oid = recv[1]
         a0, a1 = self.arg(site, 0), self.arg(site, 1)

@@ -5,6 +5,7 @@ classes, imports. Nothing is imported or run."""
 from __future__ import annotations
 
 import ast
+import dataclasses
 from typing import Any
 
 from tracer.callgraph.exprs import ExprCompiler, Shape, const_key
@@ -377,6 +378,7 @@ class Compiler(ExprCompiler):
     def function(self, scope: Scope, node: ast.FunctionDef | ast.AsyncFunctionDef) -> int:
         decs = self.decorators(scope, node.decorator_list)
         qual = scope.child_qual(node.name)
+        start = (len(self.instrs), self.nvars, len(self.scope_irs))
         inner = self.new_scope("function", qual, scope, node.body, node.lineno)
         method = ""
         if scope.kind == "class":
@@ -391,6 +393,9 @@ class Compiler(ExprCompiler):
             self.copy(inner.ret, self.annotation(scope, node.returns))
         self.block(inner, node.body)
         self.finish_scope(inner, "function", node.lineno, params, inner.owner, method)
+        if method != "class":  # its code, to be installed again per receiver class (clones.py)
+            span = (start[0], len(self.instrs), start[1], self.nvars, len(self.scope_irs))
+            self.scope_irs[inner.edge] = dataclasses.replace(self.scope_irs[inner.edge], span=span)  # type: ignore[type-var]
         dst = self.var()
         self.emit("func", dst, inner.edge)
         return self.decorate(scope, dst, decs)

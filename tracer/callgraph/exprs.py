@@ -241,7 +241,7 @@ class ExprCompiler(OperatorCompiler):
         dst = self.var()
         self.emit("alloc", dst, kind, len(keys) if exact else -1)
         for key, value in keys.items():
-            if value >= 0:
+            if value >= 0 or kind == "dict":  # a dict's key is there (``for k in d``) whatever its value
                 self.emit("setitem", dst, self.const(key), value)
         self.shapes[dst] = Shape(kind, dict(keys), exact)
         return dst

@@ -63,6 +63,7 @@ class Heap:
         self.subs: dict[int, list[list[Any]]] = {}  # class -> [name, after, fn, delivered]
         self.children: dict[int, set[int]] = {}  # class -> the classes naming it as a base
         self.prefixed: set[Any] = set()  # binops whose string is known only by its start
+        self.keys_vars: dict[Any, int] = {}  # dict -> the var of its constant keys (what iterating it yields)
 
     # -- MRO ------------------------------------------------------------------------------
     def bases(self, cid: int) -> list[int]:
@@ -144,8 +145,18 @@ class Heap:
         if var is None:
             var = self.slots[(oid, key)] = self.new_var()
             self.obj_keys.setdefault(oid, []).append(key)
+            if oid in self.keys_vars and key[0] == "k":
+                self.add(self.keys_vars[oid], (key,))
             for dst_oid in list(self.key_listeners.get(oid, ())):
                 self.edge(var, self.slot(dst_oid, key))
+        return var
+
+    def dict_keys(self, oid: Any) -> int:
+        """The var of a dict's constant keys, as they are written: what ``for k in d`` binds."""
+        var = self.keys_vars.get(oid)
+        if var is None:
+            var = self.keys_vars[oid] = self.new_var()
+            self.add(var, [k for k in self.obj_keys.get(oid, ()) if k[0] == "k"])
         return var
 
     def norm_key(self, oid: Any, key: Value) -> Any:

@@ -67,6 +67,9 @@ class ScopeIR:
     passthrough: tuple[int, ...] = ()  # indices of parameters returned unchanged (identity decorators)
     owner: int = -1  # local class index for a method
     method: str = ""  # "instance" | "static" | "class" for methods defined in a class body
+    # a function's or method's code: (first instruction, end, first var, end var, end scope) with what
+    # is nested in it; its instructions can be installed again per receiver class (callgraph/clones.py)
+    span: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)

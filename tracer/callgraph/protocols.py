@@ -24,6 +24,7 @@ COMPARE = {ast.Eq: ("__eq__",), ast.NotEq: ("__ne__", "__eq__"), ast.Lt: ("__lt_
 PREFIX = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
 
 STR_CASES = {"lower", "upper", "casefold"}  # what a string's case change keeps of a known start
+STR_SPLITS = {"split", "rsplit", "partition", "rpartition"}  # a known string's parts: "pkg.mod.fn".rsplit(".", 1)
 ITER, AITER = ("__iter__", "__next__"), ("__aiter__", "__anext__")
 # builtins that call a method of their argument's type (the first the MRO has, in this order)
 ARG_DUNDERS = {"str": ("__str__", "__repr__"), "repr": ("__repr__",), "len": ("__len__",), "hash": ("__hash__",),

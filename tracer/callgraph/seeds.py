@@ -29,6 +29,8 @@ class Seeds(Attrs):
     # classes: the runner's (the pack's [runner] modules); empty: any module. A model's own
     # receiver (a class picked from another package's registry at run time) is never seeded.
     seed_modules: tuple[str, ...] = ()
+    clone_code: dict[int, Any]  # clones.Clones
+    receiver_scope: Any
 
     def in_tree(self, name: str) -> str:  # the solver's (solve.Solver.in_tree)
         raise NotImplementedError
@@ -195,6 +197,11 @@ class Seeds(Attrs):
             owner = self.owner_cid(uid)
             made = made_of.get(owner, [])
             tag = "i" if scope.method == "instance" else "c"
+            if tag == "i" and len(made) > 1 and uid in self.clone_code:  # each class its copy (clones.py)
+                for k in made:
+                    copy = self.receiver_scope(uid, self.V("i", k), None)
+                    self.add(self.scopes[copy].params[0].var + self.scope_base[copy], (self.V("i", k),))
+                continue
             self.add(var, [self.V(tag, k) for k in (made or [owner])])
 
     def owner_cid(self, uid: int) -> int:

@@ -26,8 +26,10 @@ from typing import Any
 
 from tracer.callgraph.attrs import Attrs
 from tracer.callgraph.calls import DECORATOR_BUILTINS, PROGRAM_CALLABLE, Calls, Site
+from tracer.callgraph.clones import Clones
 from tracer.callgraph.heap import UNK, Value
 from tracer.callgraph.ir import ModuleIR, ScopeIR
+from tracer.callgraph.named import Named
 from tracer.callgraph.protocols import AITER, ITER
 from tracer.callgraph.registry import RegistryRule
 from tracer.callgraph.seeds import Seeds
@@ -41,7 +43,7 @@ SMALL_VALUES = 8  # values kept in a tuple before a dict
 Watcher = Any  # Callable[[tuple[Value, ...]], object] | tuple (see Solver.on)
 
 
-class Solver(Seeds):
+class Solver(Seeds, Clones, Named):
     def __init__(self, modules: list[ModuleIR], prefix: str = "", entry_seeds: dict[str, str] | None = None,
                  registries: tuple[RegistryRule, ...] = ()):
         self.prefix = prefix
@@ -71,6 +73,7 @@ class Solver(Seeds):
         self.init_calls()
         self.init_attrs()
         self.init_narrow()
+        self.init_clones()
         self.modules = {m.module for m in modules}
         self.packages = {".".join(m.module.split(".")[:i]) for m in modules for i in range(1, m.module.count(".") + 1)}
         self.ns: dict[tuple[str, str], int] = {}
@@ -282,8 +285,11 @@ class Solver(Seeds):
             for cid in range(cbase, cbase + len(m.classes)):
                 for var in self.class_bases[cid]:
                     self.on(var, ("c", lambda s, v, cid: s.base_changed(cid, v[1]), cid))
-            for instr in m.instrs:
+            instrs = list(m.instrs)
+            self.keep_clone_code(m, instrs, base, sbase, cbase, len(self.sites))  # before: a call may run now
+            for instr in instrs:
                 self.install(m, base, sbase, cbase, instr)
+            del instrs
         self.run()
         seeded = False
         for _ in range(MAX_ROUNDS):
@@ -481,9 +487,10 @@ class Solver(Seeds):
     # -- answers ---------------------------------------------------------------------------------------
     def site_status(self, site: Site) -> str:
         """"bound", "external" (only builtins or code outside the tree) or the cause it stayed unknown."""
-        if site.id in self.bound_sites:
+        copies = self.site_clones.get(site.id, ())  # the same call in the method's copies (clones.py)
+        if site.id in self.bound_sites or any(c in self.bound_sites for c in copies):
             return "bound"
-        if site.id in self.external_sites:
+        if site.id in self.external_sites or any(c in self.external_sites for c in copies):
             return "external"
         return site.shape
 

@@ -17,7 +17,7 @@ from tracer import __version__
 from tracer.callgraph.ir import ClassIR, ModuleIR, Param, ScopeIR
 from tracer.safeio.auth import load_entry, store_entry
 
-SCHEMA = "cg3"  # bump when the IR or the answer changes shape
+SCHEMA = "cg4"  # bump when the IR or the answer changes shape
 
 
 def _code_fingerprint() -> str:
@@ -72,7 +72,7 @@ class LazyInstrs:
 
 def encode(ir: ModuleIR) -> bytes:
     scopes = [(s.name, s.kind, s.line, [(p.name, p.var, p.kind) for p in s.params], s.ret, s.yields,
-               list(s.passthrough), s.owner, s.method) for s in ir.scopes]
+               list(s.passthrough), s.owner, s.method, list(s.span)) for s in ir.scopes]
     classes = [(c.name, c.line, list(c.bases), list(c.attrs)) for c in ir.classes]
     instrs = list(ir.instrs)
     stars = [ins[1] for ins in instrs if ins[0] == "star"]
@@ -86,8 +86,8 @@ def decode(blob: bytes) -> ModuleIR:
         raise ValueError("an entry of another shape")
     return ModuleIR(
         module, path, is_package, nvars,
-        tuple(ScopeIR(n, k, ln, tuple(Param(*p) for p in ps), r, y, tuple(pt), o, me)
-              for n, k, ln, ps, r, y, pt, o, me in scopes),
+        tuple(ScopeIR(n, k, ln, tuple(Param(*p) for p in ps), r, y, tuple(pt), o, me, tuple(sp))
+              for n, k, ln, ps, r, y, pt, o, me, sp in scopes),
         tuple(ClassIR(n, ln, tuple(b), tuple(tuple(a) for a in at)) for n, ln, b, at in classes),
         tuple(tuple(g) for g in globals_), LazyInstrs(instrs, tuple(stars)), calls, error)  # type: ignore[arg-type]
 

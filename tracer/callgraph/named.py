@@ -1,0 +1,80 @@
+"""Names the program spells as strings: ``"pkg.mod.fn".rsplit(".", 1)`` gives the known parts,
+``importlib.import_module("pkg.mod")`` of a module of the tree is that module (a plugin table of
+dotted names, split and imported, then ``getattr(module, name)``). Only constants: a name built
+at run time stays unknown. And ``types.MethodType(fn, obj)``, a function bound by hand. A mixin of
+the solver."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from tracer.callgraph.calls import Site
+from tracer.callgraph.heap import Value
+from tracer.callgraph.protocols import STR_SPLITS
+
+
+class Named:
+    pts: dict[int, Any]
+    external_sites: set[int]
+    # provided by the solver
+    add: Callable[[int, Any], None]
+    new_var: Callable[[], int]
+    new_obj: Callable[..., Value]
+    write: Callable[[Any, Value | None, int], None]
+    each: Callable[..., None]
+    on: Callable[[int, Any], None]
+    V: Callable[..., Value]
+    in_tree: Callable[[str], str]
+    module_value: Callable[[str], Value]
+
+    def str_method(self, site: Site, name: str, recv: Value) -> None:
+        if name in STR_SPLITS:
+            self.split_const(site, name, recv)
+        elif site.dst >= 0:  # "_process_{}".format(x).lower(): the string (or its known start) changes case
+            self.add(site.dst, (self.V("k", recv[1], getattr(str, name)(recv[2])),))
+
+    def split_const(self, site: Site, name: str, recv: Value) -> None:
+        """``"pkg.mod.fn".rsplit(".", 1)``: a list of the known parts, when every argument is a constant
+        (one string separator, one int count): a plugin table's dotted names, split to import them."""
+        args = [tuple(self.pts.get(var, ())) for var, starred in site.args if not starred]
+        if site.dst < 0 or site.kwargs or any(len(a) != 1 or a[0][0] != "k" for a in args):
+            return
+        try:
+            parts = getattr(str, name)(recv[2], *(a[0][2] for a in args))
+        except (TypeError, ValueError):
+            return
+        if len(parts) > 8 or not all(isinstance(p, str) for p in parts):
+            return
+        oid = ("split", site.id, recv[2])
+        obj = self.new_obj(oid, "list" if name.endswith("split") else "tuple", len(parts))
+        for i, part in enumerate(parts):
+            var = self.new_var()
+            self.add(var, (self.V("k", "str", part),))
+            self.write(oid, self.V("k", "int", i), var)
+        self.add(site.dst, (obj,))
+
+    def named_call(self, site: Site, name: str) -> None:
+        self.import_named(site) if name == "importlib.import_module" else self.method_type(site)
+
+    def import_named(self, site: Site) -> None:
+        """``import_module(name)`` with a known absolute name of a module of the tree: that module."""
+        dst = site.dst
+        self.external_sites.add(site.id)
+        if not site.args or site.args[0][1]:
+            return
+        self.each(site.args[0][0], lambda k: self.add(dst, (self.module_value(k[2]),)) if self.in_tree(k[2]) else None,
+                  "k")
+
+    def method_type(self, site: Site) -> None:
+        """``types.MethodType(fn, obj)``: fn bound to obj (``md.inline.process_text = MethodType(f, md.inline)``)."""
+        self.external_sites.add(site.id)
+        if len(site.args) != 2 or site.args[0][1] or site.args[1][1]:
+            return
+        fn, obj, dst = site.args[0][0], site.args[1][0], site.dst
+
+        def bind(_: Any) -> None:
+            self.add(dst, [self.V("b", f[1], o) for f in tuple(self.pts.get(fn, ())) if f[0] == "f"
+                           for o in tuple(self.pts.get(obj, ())) if o[0] in ("i", "c")])
+        self.on(fn, bind)
+        self.on(obj, bind)
