@@ -85,6 +85,9 @@ class Clones:
     next_var: int
     next_site: int
     ints: Any
+    pts: Any  # the per-variable lists (valuesets.VarMap)
+    succ: Any
+    watch: Any
     # provided by the solver
     add: Callable[[int, Any], None]
     new_obj: Callable[..., Value]
@@ -176,6 +179,8 @@ class Clones:
         i0, _i1, v0, v1, s1 = code.span
         fresh = self.next_var - v0
         self.next_var += v1 - v0
+        for per_var in (self.pts, self.succ, self.watch):  # lists indexed by variable (ValueSets)
+            per_var.extend([None] * (v1 - v0))
         base, shared = code.base, code.shared
 
         def var(v: int) -> int:

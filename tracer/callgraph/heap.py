@@ -10,6 +10,7 @@ from typing import Any
 from tracer.bind.mro import after as mro_after
 from tracer.bind.mro import linearize
 from tracer.callgraph.protocols import PREFIX
+from tracer.callgraph.valuesets import VarMap
 
 Value = tuple[Any, ...]
 MAX_JOINED = 64  # strings a binop may make from known string parts
@@ -20,7 +21,7 @@ CONTAINER_METHODS = {"append", "add", "insert", "extend", "update", "setdefault"
 
 class Heap:
     # provided by the solver core
-    pts: dict[int, Any]  # a 1-tuple or a set (solve.Solver.add)
+    pts: VarMap  # var -> a tuple or a dict of its values (solve.Solver.add, valuesets.ValueSets.keep)
     class_attrs: list[dict[str, int]]
     class_bases: list[tuple[int, ...]]
     class_names: list[str]

@@ -12,10 +12,11 @@ from typing import Any
 from tracer.callgraph.calls import Site
 from tracer.callgraph.heap import Value
 from tracer.callgraph.protocols import STR_SPLITS
+from tracer.callgraph.valuesets import VarMap
 
 
 class Named:
-    pts: dict[int, Any]
+    pts: VarMap  # valuesets.VarMap: var -> its values
     external_sites: set[int]
     # provided by the solver
     add: Callable[[int, Any], None]

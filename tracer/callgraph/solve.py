@@ -21,6 +21,8 @@ each round only adds.
 from __future__ import annotations
 
 import builtins
+from array import array
+from bisect import bisect_left
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -33,17 +35,15 @@ from tracer.callgraph.named import Named
 from tracer.callgraph.protocols import AITER, ITER
 from tracer.callgraph.registry import RegistryRule
 from tracer.callgraph.seeds import Seeds
+from tracer.callgraph.valuesets import MAX_KEYS, MAX_VALUES, ValueSets, VarMap
 
 BUILTIN_NAMES = frozenset(dir(builtins))
 MAX_ROUNDS = 40
-MAX_KEYS = 48  # constants one variable may hold
-MAX_VALUES = 256  # values one variable may hold
 SMALL_SUCC = 8  # successors (watchers) kept in a tuple before a dict (list)
-SMALL_VALUES = 8  # values kept in a tuple before a dict
 Watcher = Any  # Callable[[tuple[Value, ...]], object] | tuple (see Solver.on)
 
 
-class Solver(Seeds, Clones, Named):
+class Solver(Seeds, Clones, Named, ValueSets):
     def __init__(self, modules: list[ModuleIR], prefix: str = "", entry_seeds: dict[str, str] | None = None,
                  registries: tuple[RegistryRule, ...] = ()):
         self.prefix = prefix
@@ -54,14 +54,17 @@ class Solver(Seeds, Clones, Named):
         self.entry_rules: list[tuple[Callable[[], bool], Callable[[], None]]] = []
         # var -> its values: a tuple while few, then a dict (keys only), both in insertion order: what the
         # budget cuts must not depend on how a set of tuples of str iterates (it changes with PYTHONHASHSEED)
-        self.pts: dict[int, Any] = {}
-        self.succ: dict[int, Any] = {}  # var -> its successors: a list while few, then a dict (in order)
-        self.watch: dict[int, Any] = {}
+        self.pts = VarMap()
+        # var -> its successors: one int, a tuple while few, then [in order, sorted] (two int arrays:
+        # a dict of thousands of ints was ~40 bytes a successor, the arrays are 16)
+        self.succ = VarMap()
+        self.watch = VarMap()
         self.pending: dict[int, list[Value]] = {}
         self.key_count: dict[int, int] = {}
         self.values_cut = 0
         self.queue: list[int] = []
         self.values: dict[Value, Value] = {}
+        self.init_value_sets()
         self.edges: dict[tuple[int, int], str] = {}
         self.bound_sites: set[int] = set()
         self.external_sites: set[int] = set()
@@ -108,6 +111,8 @@ class Solver(Seeds, Clones, Named):
                 self.ns[(m.module, name)] = var + base
             base += m.nvars
         self.next_var = base
+        for per_var in (self.pts, self.succ, self.watch):
+            per_var.extend([None] * base)
         self.dunders = {name for attrs in self.class_attrs for name in attrs if name.startswith("__")}
         self.ints = list(range(base))
         self.init_seeds()
@@ -118,13 +123,19 @@ class Solver(Seeds, Clones, Named):
         return self.values.setdefault(parts, parts)
 
     def new_var(self) -> int:
+        self.pts.append(None)
+        self.succ.append(None)
+        self.watch.append(None)
         self.next_var += 1
         return self.next_var - 1
 
-    def add(self, var: int, values: Iterable[Value]) -> None:
+    def add(self, var: int, values: Iterable[Value], whole: Any = None) -> None:
+        """Add ``values`` to ``var`` (``whole``: ValueSets.keep)."""
         if var < 0:
             return
-        have = self.pts.get(var, ())
+        have = self.pts[var]
+        if have is None:
+            have = ()
         new = [v for v in values if v not in have]
         if not new:
             return
@@ -134,14 +145,7 @@ class Solver(Seeds, Clones, Named):
             new = self.within_budget(var, have, new)
             if not new:
                 return
-        # most variables hold a few values: a tuple is a fifth of a set's memory; a dict beyond
-        if have.__class__ is tuple:
-            if len(have) + len(new) <= SMALL_VALUES:
-                self.pts[var] = (*have, *new)
-            else:
-                self.pts[var] = dict.fromkeys((*have, *new))
-        else:
-            have.update(dict.fromkeys(new))  # type: ignore[union-attr]
+        self.keep(var, have, new, whole)
         pending = self.pending.get(var)
         if pending is None:
             self.pending[var] = new  # values new to var are new to its pending list too: a list will do
@@ -149,46 +153,33 @@ class Solver(Seeds, Clones, Named):
         else:
             pending.extend(new)
 
-    def within_budget(self, var: int, have: Any, new: list[Value]) -> list[Value]:
-        """What of ``new`` a variable may still take: at most MAX_KEYS constants (a key or a name
-        that many ways is no lookup anyone can follow) and MAX_VALUES values in all. What is cut is
-        counted (``stats.values_cut``): it is a bound on the fixpoint's cost, paid in recall."""
-        keys = self.key_count.get(var, 0)
-        kept: list[Value] = []
-        for v in new:
-            if v[0] == "k":
-                if keys >= MAX_KEYS:
-                    self.values_cut += 1
-                    continue
-                keys += 1
-            if len(have) + len(kept) >= MAX_VALUES:
-                self.values_cut += 1
-                continue
-            kept.append(v)
-        self.key_count[var] = keys
-        return kept
-
     def edge(self, src: int, dst: int) -> None:
         if src < 0 or dst < 0 or src == dst:
             return
-        succ = self.succ.get(src)
+        succ = self.succ[src]
         if succ is None:
-            self.succ[src] = dst  # most variables flow into one other: the var itself, then a tuple, then a dict
+            self.succ[src] = dst  # most variables flow into one other: the var itself, then a tuple, then arrays
         elif succ.__class__ is int:
             if succ == dst:
                 return
             self.succ[src] = (succ, dst)
-        elif dst in succ:
-            return
-        elif succ.__class__ is tuple and len(succ) < SMALL_SUCC:
-            self.succ[src] = (*succ, dst)
+        elif succ.__class__ is tuple:
+            if dst in succ:
+                return
+            if len(succ) < SMALL_SUCC:
+                self.succ[src] = (*succ, dst)
+            else:
+                self.succ[src] = [array("q", (*succ, dst)), array("q", sorted((*succ, dst)))]
         else:
-            if succ.__class__ is tuple:
-                succ = self.succ[src] = dict.fromkeys(succ)
-            succ[dst] = None
-        have = self.pts.get(src)
+            order, ordered = succ
+            at = bisect_left(ordered, dst)
+            if at < len(ordered) and ordered[at] == dst:
+                return
+            ordered.insert(at, dst)
+            order.append(dst)
+        have = self.pts[src]
         if have:
-            self.add(dst, tuple(have))
+            self.add(dst, have, have) if have.__class__ is tuple else self.add(dst, tuple(have))
 
     def on(self, var: int, fn: Watcher) -> None:
         """fn(values) for the values of ``var``, now and as they arrive. A watcher is a callable, or
@@ -196,12 +187,14 @@ class Solver(Seeds, Clones, Named):
         (f(self, v, *args)): plain data where a closure per instruction was most of the memory."""
         if var < 0:
             return
-        ws = self.watch.get(var, ())  # a tuple while few: a list's spare room was most of their memory
-        if ws.__class__ is tuple:
+        ws = self.watch[var]  # a tuple while few: a list's spare room was most of their memory
+        if ws is None:
+            self.watch[var] = (fn,)
+        elif ws.__class__ is tuple:
             self.watch[var] = (*ws, fn) if len(ws) < SMALL_SUCC else [*ws, fn]
         else:
             ws.append(fn)
-        have = self.pts.get(var)
+        have = self.pts[var]
         if have:
             self.fire(fn, tuple(have))
 
@@ -233,10 +226,14 @@ class Solver(Seeds, Clones, Named):
         while queue:
             var = queue.pop()
             delta = tuple(pending.pop(var))
-            out = succ.get(var, ())
-            for dst in (out,) if out.__class__ is int else tuple(out):
-                self.add(dst, delta)
-            for fn in tuple(watch.get(var, ())):
+            out = succ[var]
+            if out is not None:
+                whole = self.pts[var]
+                if whole.__class__ is not tuple:
+                    whole = None
+                for dst in (out,) if out.__class__ is int else out if out.__class__ is tuple else tuple(out[0]):
+                    self.add(dst, delta, whole)
+            for fn in tuple(watch[var] or ()):
                 if fn.__class__ is tuple:
                     self.fire(fn, delta)
                 else:
@@ -495,4 +492,4 @@ class Solver(Seeds, Clones, Named):
         return site.shape
 
 
-__all__ = ["DECORATOR_BUILTINS", "PROGRAM_CALLABLE", "UNK", "Solver"]
+__all__ = ["DECORATOR_BUILTINS", "MAX_KEYS", "MAX_VALUES", "PROGRAM_CALLABLE", "UNK", "Solver"]

@@ -204,12 +204,13 @@ def graph_to_json(graph: nx.DiGraph, stats: dict[str, Any] | None = None) -> dic
     nodes = sorted(graph.nodes)
     edges = sorted([u, v] for u, v in graph.edges)
     data: dict[str, Any] = {"nodes": nodes, "edges": edges}
-    kinds = {f"{u}->{v}": graph.edges[u, v].get("kind") for u, v in graph.edges if graph.edges[u, v].get("kind")}
+    attrs = [(f"{u}->{v}", a) for u, v, a in graph.edges(data=True)]  # one walk, no lookup per edge
+    kinds = {key: a["kind"] for key, a in attrs if a.get("kind")}
     if kinds:
         data["edge_kinds"] = dict(sorted(kinds.items()))
     # the call graph's edges (graph --all): how each is known, "values" (a value the solver followed
     # proves it) or why it is assumed ("entry-classes", "attributes": its receiver rests on a seed)
-    proofs = {f"{u}->{v}": graph.edges[u, v]["proof"] for u, v in graph.edges if graph.edges[u, v].get("proof")}
+    proofs = {key: a["proof"] for key, a in attrs if a.get("proof")}
     if proofs:
         data["edge_provenance"] = dict(sorted(proofs.items()))
     if stats is not None:

@@ -1,0 +1,101 @@
+"""How the solver stores what each variable holds (a mixin of solve.Solver): the memory of
+``graph --all`` is mostly these sets. Variables are indexed lists (:class:`VarMap`), a
+variable's values a tuple while few (the tuple of one value, and a copy's tuple, shared),
+then a dict (insertion order: what the budget cuts must not depend on how a set of tuples
+of str iterates, it changes with PYTHONHASHSEED), and a full one (:data:`MAX_VALUES`) one
+:class:`Full` shared by every variable holding the same values in the same order."""
+
+from __future__ import annotations
+
+from typing import Any
+
+Value = tuple[Any, ...]
+
+MAX_KEYS = 48  # constants one variable may hold
+MAX_VALUES = 256  # values one variable may hold
+SMALL_VALUES = 8  # values kept in a tuple before a dict
+
+
+class VarMap(list):  # type: ignore[type-arg]
+    """Something per variable, indexed by the variable (None: nothing): a dict of a million int
+    keys was ~40 MB, and each key another int object; a list is 8 bytes a variable. ``get`` reads
+    as a dict's does (a negative variable is none)."""
+
+    __slots__ = ()
+
+    def get(self, var: int, default: Any = None) -> Any:
+        if var < 0:
+            return default
+        found = self[var]
+        return default if found is None else found
+
+
+class Full(dict):  # type: ignore[type-arg]
+    """The values of a variable the budget has filled: it takes no more, so the variables holding
+    the same values in the same order share one (sglang/srt: ~18,000 full variables, a few
+    thousand distinct, ~130 MB); copied before any change (a variable seeded later leaves the budget)."""
+
+    __slots__ = ()
+
+
+class ValueSets:
+    pts: VarMap
+    unbudgeted: set[int]
+    key_count: dict[int, int]
+    values_cut: int
+
+    def init_value_sets(self) -> None:
+        self.full: dict[tuple[int, ...], Full] = {}  # the shared full value sets, by their values' ids
+        self.singles: dict[int, tuple[Value]] = {}  # id(value) -> (value,), kept with the value
+
+    def keep(self, var: int, have: Any, new: list[Value], whole: Any) -> None:
+        """``var`` holds ``have`` and ``new`` from now on; ``whole``: the tuple of every value of the
+        variable they come from, shared where ``var`` ends up holding the same (most variables are
+        copies of another: sglang/srt's ~760,000 small tuples were ~170,000 distinct)."""
+        if have.__class__ is tuple:
+            if len(have) + len(new) <= SMALL_VALUES:
+                if not have and len(new) == 1:
+                    self.pts[var] = self.single(new[0])
+                elif whole is not None and len(whole) == len(have) + len(new) and whole == (*have, *new):
+                    self.pts[var] = whole
+                else:
+                    self.pts[var] = (*have, *new)
+                return
+            self.pts[var] = have = dict.fromkeys((*have, *new))
+        elif have.__class__ is Full:
+            self.pts[var] = have = dict(have)  # shared: this variable's own copy from now on
+            have.update(dict.fromkeys(new))
+        else:
+            have.update(dict.fromkeys(new))
+        if len(have) >= MAX_VALUES and var not in self.unbudgeted:
+            ids = tuple(map(id, have))  # values are interned (V): the same ids are the same values
+            shared = self.full.get(ids)
+            if shared is None:
+                shared = self.full[ids] = Full(have)
+            self.pts[var] = shared
+
+    def single(self, value: Value) -> tuple[Value]:
+        """The one tuple of ``value`` alone (two thirds of the variables hold one value)."""
+        found = self.singles.get(id(value))
+        if found is None or found[0] is not value:
+            found = self.singles[id(value)] = (value,)
+        return found
+
+    def within_budget(self, var: int, have: Any, new: list[Value]) -> list[Value]:
+        """What of ``new`` a variable may still take: at most MAX_KEYS constants (a key or a name
+        that many ways is no lookup anyone can follow) and MAX_VALUES values in all. What is cut is
+        counted (``stats.values_cut``): it is a bound on the fixpoint's cost, paid in recall."""
+        keys = self.key_count.get(var, 0)
+        kept: list[Value] = []
+        for v in new:
+            if v[0] == "k":
+                if keys >= MAX_KEYS:
+                    self.values_cut += 1
+                    continue
+                keys += 1
+            if len(have) + len(kept) >= MAX_VALUES:
+                self.values_cut += 1
+                continue
+            kept.append(v)
+        self.key_count[var] = keys
+        return kept
