@@ -61,6 +61,10 @@ KINDS = {
     ("descriptors", "main.Model.use", "main.Typed.__get__"): "implicit",
     ("descriptors", "main.CachedProperty.__get__", "main.Model.size"): "callback",
     ("reduce_callback", "main.total", "main.step"): "callback",
+    ("generator_consumers", "main.make", "main.numbers"): "call",  # the maker
+    ("generator_consumers", "main.total", "main.numbers"): "implicit",  # the consumer runs the body
+    ("generator_consumers", "main.double", "main.numbers"): "implicit",
+    ("generator_consumers", "main.Ticks.__next__", "main.Ticks.ticks"): "implicit",
 }
 
 # (category, caller, callee) that must NOT be in the graph (each a plausible wrong guess).
@@ -88,6 +92,9 @@ ABSENT = {
     ("reduce_callback", "main.total", "main.never"),
     ("receiver_results", "main.Base.render", "main.Plain.text"),  # Base.render runs on an Html only
     ("receiver_results", "main.Plain.render", "main.Html.text"),
+    ("generator_consumers", "main.never_consumed", "main.numbers"),  # made and dropped: never run
+    ("generator_consumers", "main.Box.walk", "main.Box.lazy"),  # the list, before its lazy replacement
+    ("generator_consumers", "main.double", "main.double"),  # no stage is handed its own output
 }
 
 

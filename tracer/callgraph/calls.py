@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, NamedTuple
 
+from tracer.callgraph.generators import consumed, iter_builtin
 from tracer.callgraph.heap import ALL, UNK, Value
 from tracer.callgraph.ir import ScopeIR
 from tracer.callgraph.narrow import Narrow
@@ -267,6 +268,7 @@ class Calls(Narrow):
             found = self.elements_cache[key] = self.new_var()
             dst = found
             self.each(var, lambda v: self.iter_value(v, dst, caller, 0))
+            consumed(self, var, caller, 0)
         return found
 
     def iter_value(self, v: Value, dst: int, caller: int, line: int, names: tuple[str, str] = ITER) -> None:
@@ -279,6 +281,7 @@ class Calls(Narrow):
         elif t == "i":
             cid = v[1]
             it = self.new_var()
+            consumed(self, it, caller, line)  # a generator __iter__ returned runs here
             site = self.site(it, (), caller, line, "implicit")
             self.subscribe(cid, names[0], lambda owner, var: self.on(var, lambda vals: self.call_values(
                 site, self.bound_values(vals, v, cid, True, None))))
@@ -324,6 +327,8 @@ class Calls(Narrow):
             if fn >= 0 and dst >= 0:
                 self.on(fn, lambda vals: self.add(dst, [self.V(tag, v[1], -1) if tag == "p" else self.V(tag, v[1])
                                                        for v in vals if v[0] == "f"]))
+        elif name == "iter":
+            iter_builtin(self, site)
         elif name in ELEMENT_BUILTINS or name in ("map", "filter"):
             oid = ("call", site.id)
             obj = self.new_obj(oid, "list")
@@ -346,6 +351,7 @@ class Calls(Narrow):
             if source >= 0:
                 nxt = self.site(dst, (), site.caller, site.line, "implicit")
                 self.on(source, ("", Calls.next_value, nxt))
+                consumed(self, source, site.caller, site.line)
         elif name in ("min", "max"):
             source = self.arg(site, 0)
             elements = self.elements(source, site.caller) if source >= 0 else -1

@@ -23,7 +23,7 @@ and to walk), the opcode first:
 ``("setattr", obj, name, src, scope, line)``
 ``("item", dst, obj, key)``                ``obj[key]``; key a var or -1 (unknown)
 ``("setitem", obj, key, src)``
-``("slice", dst, obj, lo, hi)``            ``obj[lo:hi]``, constant bounds or None
+``("slice", dst, obj, scope, line)``       ``obj[lo:hi]`` (bounds not constant, or obj no literal)
 ``("alloc", dst, kind, n)``                a new list/tuple/dict/set of known length n (or -1)
 ``("call", dst, fn, args, kwargs, scope, line, kind)``
                                            args: ((var, starred), ...); kwargs: ((name|None, var), ...)

@@ -26,6 +26,7 @@ from typing import Any
 
 from tracer.callgraph.attrs import Attrs
 from tracer.callgraph.calls import DECORATOR_BUILTINS, PROGRAM_CALLABLE, Calls, Site
+from tracer.callgraph.generators import consumed, resume_consumed, slice_value
 from tracer.callgraph.heap import UNK, Value
 from tracer.callgraph.ir import ModuleIR, ScopeIR
 from tracer.callgraph.protocols import AITER, ITER
@@ -314,6 +315,7 @@ class Solver(Seeds):
             if not self.queue:
                 break
             self.run()
+        resume_consumed(self)  # edges only: no value moves
 
     def install(self, m: ModuleIR, base: int, sbase: int, cbase: int, ins: tuple[Any, ...]) -> None:  # noqa: C901
         op, ints = ins[0], self.ints
@@ -391,6 +393,7 @@ class Solver(Seeds):
             dst, caller, line = g(ins[1]), n(sbase + ins[3]), n(ins[4])
             names = ITER if op == "iter" else AITER
             self.each(g(ins[2]), lambda v: self.iter_value(v, dst, caller, line, names))
+            consumed(self, g(ins[2]), caller, line)
         elif op == "dunder":
             names = tuple(x for x in ins[3] if x in self.dunders)  # what no class defines is never found
             if names:
@@ -413,6 +416,8 @@ class Solver(Seeds):
             self.on(src, ("o", Solver.instance_elements, src))
         elif op == "binop":
             self.binop(g(ins[1]), g(ins[2]), g(ins[3]))
+        elif op == "slice":
+            self.on(g(ins[2]), ("", slice_value, g(ins[1]), n(sbase + ins[3]), n(ins[4])))
         elif op == "narrow":
             self.narrow_instr(g(ins[1]), tuple(g(c) for c in ins[2]), ins[3])
 
