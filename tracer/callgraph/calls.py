@@ -57,6 +57,7 @@ class Calls(Narrow):
         self.partials: dict[int, Site] = {}  # site of functools.partial(...) -> it (its ("pa", site) value)
         self.partial_calls: set[tuple[int, int, int, int]] = set()
         self.dynamic_fields: set[int] = set()  # classes whose instances get attributes of unknown names
+        self.caching_hooks: set[int] = set()  # classes whose __getattr__ setattr()s what it is asked
 
     def site(self, dst: int, args: tuple[tuple[int, bool], ...], caller: int, line: int, kind: str,
              kwargs: tuple[tuple[str | None, int], ...] = ()) -> Site:
@@ -319,7 +320,11 @@ class Calls(Narrow):
             if target >= 0 and attr >= 0:
                 self.each(attr, lambda k: self.setattr_instr(target, k[2], value, site.caller, site.line), "k")
                 cid = self.self_vars.get(target)
-                if cid is not None:  # setattr(self, name, v) in a method, the name unknown
+                # setattr(self, name, v) in a method, the name unknown; in __getattr__ itself it caches
+                # the hook's answer (the read holds what the hook returns, now or later: no new attribute)
+                if cid is not None and self.scopes[site.caller].name.endswith(".__getattr__"):
+                    self.caching_hooks.add(cid)
+                elif cid is not None:
                     self.when_empty(attr, (Calls.dynamic_setattr, cid))
         elif name in DECORATOR_BUILTINS:
             fn = self.arg(site, 0, "fget")
