@@ -14,6 +14,7 @@ from tracer.callgraph.heap import ALL, UNK, Value
 from tracer.callgraph.ir import ScopeIR
 from tracer.callgraph.narrow import Narrow
 from tracer.callgraph.protocols import ARG_DUNDERS, ITER
+from tracer.callgraph.spread import spread
 
 PROGRAM_CALLABLE = {"f", "b", "c", "i", "sm", "cm", "bm", "pa"}
 DECORATOR_BUILTINS = {"staticmethod", "classmethod", "property"}
@@ -210,7 +211,12 @@ class Calls(Narrow):
             self.add(params[positional[0]].var + base, (recv,))
             given[positional[0]] = recv
             at = 1
-        for var, starred in site.args:
+        last = len(site.args) - 1
+        for n_arg, (var, starred) in enumerate(site.args):
+            if starred and n_arg == last and not any(st for _, st in site.args[:last]):
+                spread(self, var, site.caller, [self.param_in(params[i].var + base) for i in positional[at:]],
+                       ("star", uid) if star >= 0 else None)  # a tuple of known length: element k, parameter k
+                continue
             if starred:
                 elements = self.elements(var, site.caller)
                 for i in positional[at:]:
