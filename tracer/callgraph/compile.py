@@ -212,6 +212,10 @@ class Compiler(ExprCompiler):
             if not self.shaped_setitem(scope, target, value):
                 obj = self.expr(scope, target.value)
                 key = self.expr(scope, target.slice)
+                if isinstance(target.slice, ast.Slice) and value >= 0:  # a[i:j] = xs stores xs's elements
+                    elements = self.var()
+                    self.emit("iter", elements, value, scope.edge, target.lineno)
+                    value = elements
                 if obj >= 0:
                     self.emit("setitem", obj, key, value, scope.edge, target.lineno)  # (and __setitem__)
         elif isinstance(target, (ast.Tuple, ast.List)):
