@@ -34,6 +34,7 @@ and to walk), the opcode first:
 ``("star_unpack", dst, src, index, after)``
 ``("raise", src, scope, line)``            ``raise Cls``: Cls is instantiated
 ``("instance", dst, src)``                 ``except E as e``: instances of the classes in src
+``("isa", dst, src, (cls, ...))``          src narrowed by ``isinstance(src, (cls, ...))`` (guards.py)
 ``("binop", dst, a, b)``                   ``a + b`` (string keys concatenate, lists join)
 ``("eval", dst, text, scope, line)``       not emitted: eval stays unknown
 =========================================  ==========================================

@@ -27,6 +27,7 @@ from typing import Any
 from tracer.callgraph.attrs import Attrs
 from tracer.callgraph.calls import DECORATOR_BUILTINS, PROGRAM_CALLABLE, Calls, Site
 from tracer.callgraph.generators import consumed, resume_consumed, slice_value
+from tracer.callgraph.guards import isa_instr
 from tracer.callgraph.heap import UNK, Value
 from tracer.callgraph.ir import ModuleIR, ScopeIR
 from tracer.callgraph.protocols import AITER, ITER
@@ -416,6 +417,8 @@ class Solver(Seeds):
             self.on(src, ("o", Solver.instance_elements, src))
         elif op == "binop":
             self.binop(g(ins[1]), g(ins[2]), g(ins[3]))
+        elif op == "isa":
+            isa_instr(self, g(ins[1]), g(ins[2]), tuple(g(c) for c in ins[3]))
         elif op == "slice":
             self.on(g(ins[2]), ("", slice_value, g(ins[1]), n(sbase + ins[3]), n(ins[4])))
         elif op == "narrow":
