@@ -28,6 +28,7 @@ class Attrs(Calls):
         self.attr_vars: dict[tuple[Value, str], int] = {}  # (receiver value, name) -> the shared read
         self.attr_readers: dict[int, list[int]] = {}  # shared read -> the scopes reading it
         self.attr_getters: dict[int, list[int]] = {}  # shared read -> the property getters it ran
+        self.caching_hooks: set[int] = set()  # classes whose __getattr__ setattr()s what it is asked (hooks.py)
 
     def attr_value(self, v: Value, name: str, dst: int, caller: int, line: int) -> None:
         t = v[0]

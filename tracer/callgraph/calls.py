@@ -9,12 +9,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, NamedTuple
 
-from tracer.callgraph.generators import consumed, iter_builtin
+from tracer.callgraph.generators import iter_builtin, resumed, spread_by_position
 from tracer.callgraph.heap import ALL, UNK, Value
+from tracer.callgraph.hooks import setattr_unknown
 from tracer.callgraph.ir import ScopeIR
 from tracer.callgraph.narrow import Narrow
 from tracer.callgraph.protocols import ARG_DUNDERS, ITER
-from tracer.callgraph.spread import spread
 
 PROGRAM_CALLABLE = {"f", "b", "c", "i", "sm", "cm", "bm", "pa"}
 DECORATOR_BUILTINS = {"staticmethod", "classmethod", "property"}
@@ -58,7 +58,6 @@ class Calls(Narrow):
         self.partials: dict[int, Site] = {}  # site of functools.partial(...) -> it (its ("pa", site) value)
         self.partial_calls: set[tuple[int, int, int, int]] = set()
         self.dynamic_fields: set[int] = set()  # classes whose instances get attributes of unknown names
-        self.caching_hooks: set[int] = set()  # classes whose __getattr__ setattr()s what it is asked
 
     def site(self, dst: int, args: tuple[tuple[int, bool], ...], caller: int, line: int, kind: str,
              kwargs: tuple[tuple[str | None, int], ...] = ()) -> Site:
@@ -112,7 +111,7 @@ class Calls(Narrow):
             for name in self.module_calls:
                 self.subscribe(v[1], name, (Calls.module_call_found, site, inst))
         elif t == "B":
-            self.builtin(site, v[1])
+            self.builtin(site, v[1]) if v[1] != "iter" else iter_builtin(self, site)
             self.external_sites.add(site.id)
         elif t == "bm":
             self.builtin_method(site, v[1], v[2])
@@ -211,11 +210,8 @@ class Calls(Narrow):
             self.add(params[positional[0]].var + base, (recv,))
             given[positional[0]] = recv
             at = 1
-        last = len(site.args) - 1
         for n_arg, (var, starred) in enumerate(site.args):
-            if starred and n_arg == last and not any(st for _, st in site.args[:last]):
-                spread(self, var, site.caller, [self.param_in(params[i].var + base) for i in positional[at:]],
-                       ("star", uid) if star >= 0 else None)  # a tuple of known length: element k, parameter k
+            if starred and spread_by_position(self, site, n_arg, uid, positional[at:], star):
                 continue
             if starred:
                 elements = self.elements(var, site.caller)
@@ -275,7 +271,6 @@ class Calls(Narrow):
             found = self.elements_cache[key] = self.new_var()
             dst = found
             self.each(var, lambda v: self.iter_value(v, dst, caller, 0))
-            consumed(self, var, caller, 0)
         return found
 
     def iter_value(self, v: Value, dst: int, caller: int, line: int, names: tuple[str, str] = ITER) -> None:
@@ -285,10 +280,10 @@ class Calls(Narrow):
                 self.read(v[1], None, dst)
         elif t == "g":
             self.edge(self.scopes[v[1]].yields + self.scope_base[v[1]], dst)
+            resumed(self, v[1], caller, line)  # its body runs here
         elif t == "i":
             cid = v[1]
             it = self.new_var()
-            consumed(self, it, caller, line)  # a generator __iter__ returned runs here
             site = self.site(it, (), caller, line, "implicit")
             self.subscribe(cid, names[0], lambda owner, var: self.on(var, lambda vals: self.call_values(
                 site, self.bound_values(vals, v, cid, True, None))))
@@ -326,20 +321,14 @@ class Calls(Narrow):
             if target >= 0 and attr >= 0:
                 self.each(attr, lambda k: self.setattr_instr(target, k[2], value, site.caller, site.line), "k")
                 cid = self.self_vars.get(target)
-                # setattr(self, name, v) in a method, the name unknown; in __getattr__ itself it caches
-                # the hook's answer (the read holds what the hook returns, now or later: no new attribute)
-                if cid is not None and self.scopes[site.caller].name.endswith(".__getattr__"):
-                    self.caching_hooks.add(cid)
-                elif cid is not None:
-                    self.when_empty(attr, (Calls.dynamic_setattr, cid))
+                if cid is not None:  # setattr(self, name, v) in a method, the name unknown
+                    setattr_unknown(self, cid, site.caller, attr)
         elif name in DECORATOR_BUILTINS:
             fn = self.arg(site, 0, "fget")
             tag = {"staticmethod": "sm", "classmethod": "cm", "property": "p"}[name]
             if fn >= 0 and dst >= 0:
                 self.on(fn, lambda vals: self.add(dst, [self.V(tag, v[1], -1) if tag == "p" else self.V(tag, v[1])
                                                        for v in vals if v[0] == "f"]))
-        elif name == "iter":
-            iter_builtin(self, site)
         elif name in ELEMENT_BUILTINS or name in ("map", "filter"):
             oid = ("call", site.id)
             obj = self.new_obj(oid, "list")
@@ -362,7 +351,6 @@ class Calls(Narrow):
             if source >= 0:
                 nxt = self.site(dst, (), site.caller, site.line, "implicit")
                 self.on(source, ("", Calls.next_value, nxt))
-                consumed(self, source, site.caller, site.line)
         elif name in ("min", "max"):
             source = self.arg(site, 0)
             elements = self.elements(source, site.caller) if source >= 0 else -1
@@ -439,6 +427,7 @@ class Calls(Narrow):
             self.dunder_value(v, ("__next__",), site)
         elif v[0] == "g":
             self.edge(self.scopes[v[1]].yields + self.scope_base[v[1]], site.dst)
+            resumed(self, v[1], site.caller, site.line)
         elif v[0] == "o":
             self.read(v[1], None, site.dst)
 

@@ -1,5 +1,5 @@
-"""Generators as run time sees them, ``iter()``, and what a slice holds: functions of the solver
-(``s``), hooked into its iteration, builtin and subscript rules.
+"""Generators as run time sees them, ``iter()``, ``f(*args)`` by position, and what a slice holds:
+functions of the solver (``s``), hooked into its iteration, call, builtin and subscript rules.
 
 A call of a generator function (a ``def`` whose body holds ``yield``) returns a generator
 object, ``("g", scope)``, and runs none of the body: the body starts at the object's first
@@ -15,7 +15,7 @@ materialised container (``stmt.tokens = self._process(stmt.tokens)``: a list rep
 view of it) is one state of that attribute, and attributes are flow-insensitive: every method
 iterating the attribute, before the replacement as much as after, would be drawn as running the
 generator. Its consumers are not drawn (its maker's edge stays); ``s.gens_unresumed`` counts them.
-Consumers are decided once the fixpoint is done (they move no value, only add edges).
+Consumer edges are drawn once the fixpoint is done (they move no value).
 """
 
 from __future__ import annotations
@@ -25,28 +25,26 @@ from typing import Any
 Value = tuple[Any, ...]
 
 
-def consumed(s: Any, src: int, caller: int, line: int) -> None:
-    """``src`` is iterated from scope ``caller``: a generator it holds runs its body there."""
-    if src >= 0 and caller >= 0:
-        s.__dict__.setdefault("gen_consumers", []).append((src, caller, line))
+def resumed(s: Any, uid: int, caller: int, line: int) -> None:
+    """A generator of scope ``uid`` is iterated from scope ``caller``: its body runs there (the edge
+    is drawn after the fixpoint, :func:`resume_consumed`)."""
+    if caller >= 0:
+        s.__dict__.setdefault("gen_consumers", {}).setdefault((caller, uid), line)
 
 
 def resume_consumed(s: Any) -> None:
-    """The consumer edges (after the fixpoint): every generator a consumed variable holds."""
-    consumers = s.__dict__.pop("gen_consumers", ())
+    """The consumer edges (after the fixpoint: they move no value)."""
+    consumers = s.__dict__.pop("gen_consumers", {})
     if not consumers:
         return
     stored = mixed_in_attributes(s)
-    unresumed = set()
-    for src, caller, line in consumers:
-        for v in tuple(s.pts.get(src, ())):
-            if v[0] != "g":
-                continue
-            if v[1] in stored:
-                unresumed.add((caller, v[1]))
-            elif (caller, v[1]) not in s.edges:
-                s.add_edge(s.site(-1, (), caller, line, "implicit"), v[1])
-    s.gens_unresumed = len(unresumed)
+    unresumed = 0
+    for (caller, uid), line in consumers.items():
+        if uid in stored:
+            unresumed += 1
+        elif (caller, uid) not in s.edges:
+            s.add_edge(s.site(-1, (), caller, line, "implicit"), uid)
+    s.gens_unresumed = unresumed
 
 
 def mixed_in_attributes(s: Any) -> set[int]:
@@ -100,3 +98,39 @@ def slice_value(s: Any, v: Value, dst: int, caller: int, line: int) -> None:
         s.add(dst, (v,))
         if "__getitem__" in s.dunders:
             s.implicit_call(v, ("__getitem__",), -1, (), caller, line)
+
+
+def spread_by_position(s: Any, site: Any, at_arg: int, uid: int, positional: list[int], star: int) -> bool:
+    """``f(*args)``, the call's last and only starred argument, ``args`` a tuple or list of known
+    length (a literal, ``(T.Keyword, 'END')``): element ``k`` binds the ``k``-th remaining
+    positional parameter, not every one of them (every element into every parameter made
+    sqlparse's ``match(*pattern)`` see a token type as its ``values``); past them, ``*args``. Any
+    other value (unknown length, an instance, a generator) spreads its elements into all of them,
+    as before. False (nothing done) when the argument is not the only starred one or the last."""
+    if at_arg != len(site.args) - 1 or any(st for _, st in site.args[:at_arg]):
+        return False
+    base, params = s.scope_base[uid], s.scopes[uid].params
+    targets = tuple(s.param_in(params[i].var + base) for i in positional)
+    oid = ("star", uid) if star >= 0 else None
+    rest = s.new_var()  # the elements of what has no known length: every target
+    for target in targets:
+        s.edge(rest, target)
+    if oid is not None:
+        s.write(oid, None, rest)
+    s.on(site.args[at_arg][0], ("", spread_value, rest, site.caller, targets, oid))
+    return True
+
+
+def spread_value(s: Any, v: Value, rest: int, caller: int, targets: tuple[int, ...], star: Any) -> None:
+    n = s.obj_len.get(v[1], -1) if v[0] == "o" and s.obj_kind.get(v[1]) in ("tuple", "list") else -1
+    if n < 0:
+        s.iter_value(v, rest, caller, 0)
+        return
+    for k in range(n):
+        key = s.V("k", "int", k)
+        if k < len(targets):
+            s.read(v[1], key, targets[k])
+        elif star is not None:
+            slot = s.new_var()
+            s.read(v[1], key, slot)
+            s.write(star, None, slot)

@@ -26,7 +26,7 @@ from typing import Any
 
 from tracer.callgraph.attrs import Attrs
 from tracer.callgraph.calls import DECORATOR_BUILTINS, PROGRAM_CALLABLE, Calls, Site
-from tracer.callgraph.generators import consumed, resume_consumed, slice_value
+from tracer.callgraph.generators import resume_consumed, slice_value
 from tracer.callgraph.guards import isa_instr
 from tracer.callgraph.heap import UNK, Value
 from tracer.callgraph.ir import ModuleIR, ScopeIR
@@ -394,7 +394,6 @@ class Solver(Seeds):
             dst, caller, line = g(ins[1]), n(sbase + ins[3]), n(ins[4])
             names = ITER if op == "iter" else AITER
             self.each(g(ins[2]), lambda v: self.iter_value(v, dst, caller, line, names))
-            consumed(self, g(ins[2]), caller, line)
         elif op == "dunder":
             names = tuple(x for x in ins[3] if x in self.dunders)  # what no class defines is never found
             if names:
