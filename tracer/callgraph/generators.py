@@ -61,18 +61,11 @@ def mixed_in_attributes(s: Any) -> set[int]:
 
 def iter_builtin(s: Any, site: Any) -> None:
     """``iter(x)``: what ``type(x).__iter__`` returns (a generator is its own iterator, a list's
-    iterator yields the list's elements); ``iter(fn, sentinel)`` calls ``fn`` until the sentinel,
-    an iterator of what it returns."""
+    iterator yields the list's elements). ``iter(fn, sentinel)`` calls ``fn`` only as its iterator
+    is consumed, by the consumer (more-itertools' chunked returns iter(partial(take, ...), []) to
+    its caller): no value of the solver stands for such an iterator yet, so nothing is drawn."""
     source = s.arg(site, 0)
-    if source < 0:
-        return
-    if len(site.args) >= 2:
-        oid = ("call", site.id)
-        result = s.new_var()
-        s.callback(site, source, (), result)
-        s.write(oid, None, result)
-        if site.dst >= 0:
-            s.add(site.dst, (s.new_obj(oid, "list"),))
+    if source < 0 or len(site.args) >= 2:
         return
     s.on(source, ("", iter_value, site))
 
