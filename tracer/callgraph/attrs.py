@@ -28,6 +28,7 @@ class Attrs(Calls):
         self.attr_vars: dict[tuple[Value, str], int] = {}  # (receiver value, name) -> the shared read
         self.attr_readers: dict[int, list[int]] = {}  # shared read -> the scopes reading it
         self.attr_getters: dict[int, list[int]] = {}  # shared read -> the property getters it ran
+        self.caching_hooks: set[int] = set()  # classes whose __getattr__ setattr()s what it is asked (hooks.py)
 
     def attr_value(self, v: Value, name: str, dst: int, caller: int, line: int) -> None:
         t = v[0]
@@ -100,6 +101,16 @@ class Attrs(Calls):
     def instance_getattr(self, inst: Value, site: Any) -> None:
         if any(c in self.dynamic_fields for c in self.mro(inst[1])):
             return  # setattr(self, name, ...) with an unknown name may have made the attribute: no proof it fails
+        if any(c in self.caching_hooks for c in self.mro(inst[1])):
+            # a hook caching its answer runs at the first read of a name only: the import-time reads
+            # (module bodies) when there are some, they run before any function can; the value read
+            # is the hook's everywhere
+            first = [c for c in dict.fromkeys(self.attr_readers.get(site.dst, ())) if self.scopes[c].kind == "module"]
+            for i, caller in enumerate(first):
+                self.subscribe(inst[1], "__getattr__", self.method_caller(
+                    site._replace(caller=caller) if i == 0 else self.site(-1, (), caller, 0, "implicit"), inst))
+            if first:
+                return
         self.subscribe(inst[1], "__getattr__", self.method_caller(site, inst))
 
     def module_getattr(self, module: str, name: str, dst: int, caller: int, line: int) -> None:

@@ -9,7 +9,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any, NamedTuple
 
+from tracer.callgraph.generators import iter_builtin, resumed, spread_by_position
 from tracer.callgraph.heap import ALL, UNK, Value
+from tracer.callgraph.hooks import setattr_unknown
 from tracer.callgraph.ir import ScopeIR
 from tracer.callgraph.narrow import Narrow
 from tracer.callgraph.protocols import ARG_DUNDERS, ITER
@@ -112,7 +114,7 @@ class Calls(Narrow):
             for name in self.module_calls:
                 self.subscribe(v[1], name, (Calls.module_call_found, site, inst))
         elif t == "B":
-            self.builtin(site, v[1])
+            self.builtin(site, v[1]) if v[1] != "iter" else iter_builtin(self, site)
             self.external_sites.add(site.id)
         elif t == "bm":
             self.builtin_method(site, v[1], v[2])
@@ -213,7 +215,9 @@ class Calls(Narrow):
             self.add(params[positional[0]].var + base, (recv,))
             given[positional[0]] = recv
             at = 1
-        for var, starred in site.args:
+        for n_arg, (var, starred) in enumerate(site.args):
+            if starred and spread_by_position(self, site, n_arg, uid, positional[at:], star):
+                continue
             if starred:
                 elements = self.elements(var, site.caller)
                 for i in positional[at:]:
@@ -283,6 +287,7 @@ class Calls(Narrow):
                 self.edge(self.dict_keys(v[1]), dst)  # a dict iterates over its keys
         elif t == "g":
             self.edge(self.scopes[v[1]].yields + self.scope_base[v[1]], dst)
+            resumed(self, v[1], caller, line)  # its body runs here
         elif t == "i":
             cid = v[1]
             it = self.new_var()
@@ -317,14 +322,14 @@ class Calls(Narrow):
             self.edge(self.arg(site, 2), dst)
             if target >= 0 and attr >= 0:
                 self.each(attr, lambda k: self.attr_instr(dst, target, k[2], site.caller, site.line), "k")
-                self.on(attr, ("", Calls.getattr_prefix, dst, target, site))
+                self.on(attr, ("", type(self).getattr_prefix, dst, target, site))
         elif name == "setattr":
             target, attr, value = self.arg(site, 0), self.arg(site, 1), self.arg(site, 2)
             if target >= 0 and attr >= 0:
                 self.each(attr, lambda k: self.setattr_instr(target, k[2], value, site.caller, site.line), "k")
                 cid = self.self_vars.get(target)
                 if cid is not None:  # setattr(self, name, v) in a method, the name unknown
-                    self.when_empty(attr, (Calls.dynamic_setattr, cid))
+                    setattr_unknown(self, cid, site.caller, attr)
         elif name in DECORATOR_BUILTINS:
             fn = self.arg(site, 0, "fget")
             tag = {"staticmethod": "sm", "classmethod": "cm", "property": "p"}[name]
@@ -406,29 +411,15 @@ class Calls(Narrow):
         """``setattr(self, name, v)`` with a name no one knows: any attribute of the class may exist."""
         self.dynamic_fields.add(cid)
 
-    def getattr_prefix(self, k: Value, dst: int, target: int, site: Site) -> None:
-        """``getattr(obj, f"parse_{name}")``: every attribute of obj's class (MRO) named so."""
-        if k[0] == "k" and k[1] == "prefix":
-            self.on(target, ("", Calls.prefixed_attrs, k[2], dst, site))
-
-    def prefixed_attrs(self, v: Value, prefix: str, dst: int, site: Site) -> None:
-        if v[0] in ("i", "c"):
-            names = {n for c in self.mro(v[1]) for n in (*self.class_attrs[c], *self.dyn_attrs.get(c, ()))
-                     if n.startswith(prefix)}
-        elif v[0] == "m":
-            names = {n for (mod, n) in self.ns if mod == v[1] and n.startswith(prefix)}
-        else:
-            return
-        for name in sorted(names):
-            self.attr_value(v, name, dst, site.caller, site.line)
-
     def attr_value(self, v: Value, name: str, dst: int, caller: int, line: int) -> None: ...
+    getattr_prefix: Callable[..., None]  # named.Named (no stub here: Calls precedes Named in the MRO)
 
     def next_value(self, v: Value, site: Site) -> None:
         if v[0] == "i":
             self.dunder_value(v, ("__next__",), site)
         elif v[0] == "g":
             self.edge(self.scopes[v[1]].yields + self.scope_base[v[1]], site.dst)
+            resumed(self, v[1], site.caller, site.line)
         elif v[0] == "o":
             self.read(v[1], None, site.dst)
 

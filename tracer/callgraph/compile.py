@@ -9,6 +9,7 @@ import dataclasses
 from typing import Any
 
 from tracer.callgraph.exprs import ExprCompiler, Shape, const_key
+from tracer.callgraph.guards import narrowings
 from tracer.callgraph.ir import ClassIR, ModuleIR, ScopeIR
 from tracer.callgraph.protocols import BINOPS
 from tracer.callgraph.scopes import Scope, assigned_names
@@ -32,11 +33,14 @@ class Compiler(ExprCompiler):
         names = dict.fromkeys(n for e in envs for n in e)  # in order: a set of str iterates by hash seed
         scope.env = {n: frozenset().union(*(e.get(n, frozenset()) for e in envs)) for n in names}
 
-    def branches(self, scope: Scope, bodies: list[list[ast.stmt]], fallthrough_start: bool = False) -> bool:
+    def branches(self, scope: Scope, bodies: list[list[ast.stmt]], fallthrough_start: bool = False,
+                 narrowed: list[tuple[str, int]] | None = None) -> bool:
         start = dict(scope.env)
         ends = [dict(start)] if fallthrough_start else []
-        for body in bodies:
+        for i, body in enumerate(bodies):
             scope.env = dict(start)
+            if i == 0 and narrowed:  # the first body runs only where the test holds (guards.py)
+                scope.env.update((name, frozenset((var,))) for name, var in narrowed)
             if self.block(scope, body):
                 ends.append(scope.env)
         if not ends:
@@ -89,7 +93,7 @@ class Compiler(ExprCompiler):
             return False
         elif isinstance(node, ast.If):
             self.expr(scope, node.test)
-            return self.branches(scope, [node.body, node.orelse])
+            return self.branches(scope, [node.body, node.orelse], narrowed=narrowings(self, scope, node.test))
         elif isinstance(node, (ast.For, ast.AsyncFor)):
             source = self.expr(scope, node.iter)
 
@@ -213,6 +217,10 @@ class Compiler(ExprCompiler):
             if not self.shaped_setitem(scope, target, value):
                 obj = self.expr(scope, target.value)
                 key = self.expr(scope, target.slice)
+                if isinstance(target.slice, ast.Slice) and value >= 0:  # a[i:j] = xs stores xs's elements
+                    elements = self.var()
+                    self.emit("iter", elements, value, scope.edge, target.lineno)
+                    value = elements
                 if obj >= 0:
                     self.emit("setitem", obj, key, value, scope.edge, target.lineno)  # (and __setitem__)
         elif isinstance(target, (ast.Tuple, ast.List)):

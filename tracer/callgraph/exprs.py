@@ -229,7 +229,11 @@ class ExprCompiler(OperatorCompiler):
                     and (hi is None or isinstance(hi, int)) and shape.kind in ("list", "tuple")):
                 items = [shape.keys[i] for i in range(len(shape.keys))][lo:hi]
                 return self.alloc(shape.kind, dict(enumerate(items)), True)
-            return obj  # a slice holds (some of) the same elements
+            if obj < 0:
+                return -1
+            dst = self.var()  # a list's slice holds (some of) the same elements (generators.slice_value)
+            self.emit("slice", dst, obj, scope.edge, node.lineno)
+            return dst
         key = self.expr(scope, node.slice)
         if obj < 0:
             return -1

@@ -23,7 +23,7 @@ and to walk), the opcode first:
 ``("setattr", obj, name, src, scope, line)``
 ``("item", dst, obj, key)``                ``obj[key]``; key a var or -1 (unknown)
 ``("setitem", obj, key, src)``
-``("slice", dst, obj, lo, hi)``            ``obj[lo:hi]``, constant bounds or None
+``("slice", dst, obj, scope, line)``       ``obj[lo:hi]`` (bounds not constant, or obj no literal)
 ``("alloc", dst, kind, n)``                a new list/tuple/dict/set of known length n (or -1)
 ``("call", dst, fn, args, kwargs, scope, line, kind)``
                                            args: ((var, starred), ...); kwargs: ((name|None, var), ...)
@@ -34,6 +34,7 @@ and to walk), the opcode first:
 ``("star_unpack", dst, src, index, after)``
 ``("raise", src, scope, line)``            ``raise Cls``: Cls is instantiated
 ``("instance", dst, src)``                 ``except E as e``: instances of the classes in src
+``("isa", dst, src, (cls, ...))``          src narrowed by ``isinstance(src, (cls, ...))`` (guards.py)
 ``("binop", dst, a, b)``                   ``a + b`` (string keys concatenate, lists join)
 ``("eval", dst, text, scope, line)``       not emitted: eval stays unknown
 =========================================  ==========================================

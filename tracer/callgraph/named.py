@@ -28,6 +28,27 @@ class Named:
     V: Callable[..., Value]
     in_tree: Callable[[str], str]
     module_value: Callable[[str], Value]
+    mro: Callable[[int], Any]
+    class_attrs: list[dict[str, int]]
+    dyn_attrs: dict[int, Any]
+    ns: dict[tuple[str, str], int]
+    attr_value: Callable[[Value, str, int, int, int], None]
+
+    def getattr_prefix(self, k: Value, dst: int, target: int, site: Site) -> None:
+        """``getattr(obj, f"parse_{name}")``: every attribute of obj's class (MRO) named so."""
+        if k[0] == "k" and k[1] == "prefix":
+            self.on(target, ("", type(self).prefixed_attrs, k[2], dst, site))
+
+    def prefixed_attrs(self, v: Value, prefix: str, dst: int, site: Site) -> None:
+        if v[0] in ("i", "c"):
+            names = {n for c in self.mro(v[1]) for n in (*self.class_attrs[c], *self.dyn_attrs.get(c, ()))
+                     if n.startswith(prefix)}
+        elif v[0] == "m":
+            names = {n for (mod, n) in self.ns if mod == v[1] and n.startswith(prefix)}
+        else:
+            return
+        for name in sorted(names):
+            self.attr_value(v, name, dst, site.caller, site.line)
 
     def str_method(self, site: Site, name: str, recv: Value) -> None:
         if name in STR_SPLITS:

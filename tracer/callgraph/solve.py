@@ -29,6 +29,8 @@ from typing import Any
 from tracer.callgraph.attrs import Attrs
 from tracer.callgraph.calls import DECORATOR_BUILTINS, PROGRAM_CALLABLE, Calls, Site
 from tracer.callgraph.clones import Clones
+from tracer.callgraph.generators import resume_consumed, slice_value
+from tracer.callgraph.guards import caught_elements, caught_instance, isa_instr
 from tracer.callgraph.heap import UNK, Value
 from tracer.callgraph.ir import ModuleIR, ScopeIR
 from tracer.callgraph.named import Named
@@ -317,6 +319,7 @@ class Solver(Seeds, Clones, Named, ValueSets):
             if not self.queue:
                 break
             self.run()
+        resume_consumed(self)  # edges only: no value moves
 
     def install(self, m: ModuleIR, base: int, sbase: int, cbase: int, ins: tuple[Any, ...]) -> None:  # noqa: C901
         op, ints = ins[0], self.ints
@@ -412,10 +415,14 @@ class Solver(Seeds, Clones, Named, ValueSets):
             self.each(g(ins[1]), lambda v: self.construct(site, v[1]), "c")
         elif op == "instance":
             dst, src = g(ins[1]), g(ins[2])
-            self.on(src, ("c", Solver.instance_of, dst))
-            self.on(src, ("o", Solver.instance_elements, src))
+            self.on(src, ("c", caught_instance, dst))
+            self.on(src, ("o", caught_elements, src))
         elif op == "binop":
             self.binop(g(ins[1]), g(ins[2]), g(ins[3]))
+        elif op == "isa":
+            isa_instr(self, g(ins[1]), g(ins[2]), tuple(g(c) for c in ins[3]))
+        elif op == "slice":
+            self.on(g(ins[2]), ("", slice_value, g(ins[1]), n(sbase + ins[3]), n(ins[4])))
         elif op == "narrow":
             self.narrow_instr(g(ins[1]), tuple(g(c) for c in ins[2]), ins[3])
 
@@ -433,14 +440,6 @@ class Solver(Seeds, Clones, Named, ValueSets):
 
     def write_key(self, k: Value, oid: Any, src: int) -> None:
         self.write(oid, k if k[0] == "k" else None, src)
-
-    def instance_of(self, v: Value, dst: int) -> None:
-        """``except E as e``: e is an instance of each class E holds."""
-        self.add(dst, (self.V("i", v[1]),))
-
-    def instance_elements(self, v: Value, src: int) -> None:
-        """``except (A, B) as e``: the classes of the tuple count as E's."""
-        self.edge(self.elements(src, -1), src)
 
     def item_value(self, v: Value, key: int, dst: int, caller: int = -1, line: int = 0) -> None:
         if v[0] == "i" and caller >= 0 and "__getitem__" in self.dunders:

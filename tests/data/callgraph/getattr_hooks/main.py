@@ -19,8 +19,8 @@ class Proxy:
 
 
 class Lazy:
-    """A hook that sets what it is asked for: only the first read of a name runs it, and which read
-    is first the values cannot tell (a known miss, kept so rather than an edge for every read)."""
+    """A hook that sets what it is asked for: only the first read of a name runs it (here the only
+    read; getattr_caching/ has reads at import and later)."""
 
     def __getattr__(self, name):
         value = Lazy()

@@ -1,0 +1,82 @@
+"""``if isinstance(x, C):``: in the body, the local ``x`` holds only what can pass the test.
+
+The compiler (:func:`narrowings`) rebinds each local an ``isinstance`` test of the ``if`` (or a
+conjunct of an ``and``) names to a new variable, ``("isa", dst, src, (class vars...))``, for the
+body only; the solver (:func:`isa_instr`) lets into it the instances of the tree whose class has
+one of the tested classes in its MRO, and what comes from outside the tree (it may be anything).
+Where a tested class is no class of the tree (``str``, an import from outside, a value never
+resolved), the test proves nothing and everything passes. Without it a branch such as
+``elif isinstance(token, (Identifier, Function)): token.get_real_name()`` calls the method of
+every class the token may be, classes the test excludes.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Any
+
+Value = tuple[Any, ...]
+
+
+def narrowings(c: Any, scope: Any, test: ast.expr) -> list[tuple[str, int]]:
+    """(name, narrowed var) for each local an ``isinstance`` test of ``test`` narrows (emitted)."""
+    if scope.kind == "class" or "isinstance" in c.ns:
+        return []
+    tests = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
+    out: list[tuple[str, int]] = []
+    for t in tests:
+        if not (isinstance(t, ast.Call) and isinstance(t.func, ast.Name) and t.func.id == "isinstance"
+                and len(t.args) == 2 and not t.keywords and isinstance(t.args[0], ast.Name)):
+            continue
+        name = t.args[0].id
+        if name not in scope.env or name in scope.global_decl or name in scope.nonlocal_decl:
+            continue
+        kinds = t.args[1].elts if isinstance(t.args[1], ast.Tuple) else [t.args[1]]
+        if not kinds or any(isinstance(k, ast.Starred) for k in kinds):
+            continue
+        src = c.read(scope, name)
+        classes = tuple(c.expr(scope, k) for k in kinds)
+        if src < 0 or any(v < 0 for v in classes):
+            continue
+        dst = c.var()
+        c.emit("isa", dst, src, classes)
+        out.append((name, dst))
+    return out
+
+
+def isa_instr(s: Any, dst: int, src: int, classes: tuple[int, ...]) -> None:
+    state = [False]  # open: the test proves nothing, everything passes
+    if src in s.param_vars:  # the parameter still: what the body reads on it types it (seeds.seed_params)
+        s.param_vars.add(dst)
+
+    def open_all() -> None:
+        if not state[0]:
+            state[0] = True
+            s.edge(src, dst)
+
+    def refresh(_: Any = ()) -> None:
+        if state[0]:
+            return
+        tested = [v for c in classes for v in tuple(s.pts.get(c, ()))]
+        if any(v[0] != "c" for v in tested):
+            open_all()
+            return
+        cids = {v[1] for v in tested}
+        if cids:
+            s.add(dst, [v for v in tuple(s.pts.get(src, ())) if v[0] == "x"
+                        or v[0] == "i" and not cids.isdisjoint(s.mro(v[1]))])
+    s.on(src, refresh)
+    for c in classes:
+        s.on(c, refresh)
+        s.when_empty(c, open_all, late=True)
+    s.deferred.append((True, lambda: True, refresh))  # once more when late bases are known
+
+
+def caught_instance(s: Any, v: Value, dst: int) -> None:
+    """``except E as e``: e is an instance of each class E holds."""
+    s.add(dst, (s.V("i", v[1]),))
+
+
+def caught_elements(s: Any, v: Value, src: int) -> None:
+    """``except (A, B) as e``: the classes of the tuple count as E's."""
+    s.edge(s.elements(src, -1), src)
