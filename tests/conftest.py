@@ -79,7 +79,13 @@ def pytest_collection_modifyitems(config, items):
     """Tests of one module that share a module- or session-scoped fixture of this folder (a
     scan, a graph, a verify run of a release) run on one xdist worker (`--dist loadgroup` in
     pyproject.toml): xdist's default `load` deals tests out one by one, so both workers set the
-    fixture up, e.g. the 60-second verify run of SGLang 0.5.23 or the session's srt graph."""
+    fixture up, e.g. the 60-second verify run of SGLang 0.5.23 or the session's srt graph.
+
+    The `real` tests are handed out first (a stable sort: the order within each part is kept):
+    the longest ones (verify --all, the binder's differential, up to a minute and a half each)
+    then start early and the many short tests fill the end, rather than one worker running a
+    long test alone at the end of the run."""
+    items.sort(key=lambda item: item.get_closest_marker("real") is None)
     here = str(Path(__file__).resolve().parent)
     for item in items:
         info = getattr(item, "_fixtureinfo", None)
