@@ -78,8 +78,9 @@ _FREE_FIXTURES = {"release_cache", "sglang_release", "sglang_release_full"}
 def pytest_collection_modifyitems(config, items):
     """Tests of one module that share a module- or session-scoped fixture of this folder (a
     scan, a graph, a verify run of a release) run on one xdist worker (`--dist loadgroup` in
-    pyproject.toml): xdist's default `load` deals tests out one by one, so both workers set the
-    fixture up, e.g. the 60-second verify run of SGLang 0.5.23 or the session's srt graph.
+    pyproject.toml). xdist's default `load` sends runs of consecutive tests, smaller ones as the
+    run ends: a run's boundary inside such a module makes both workers set the fixture up (the
+    60-second verify run of SGLang 0.5.23, the session's srt graph); a group never splits.
 
     The `real` tests are handed out first (a stable sort: the order within each part is kept):
     the longest ones (verify --all, the binder's differential, up to a minute and a half each)
@@ -95,6 +96,7 @@ def pytest_collection_modifyitems(config, items):
             defs = info.name2fixturedefs.get(name)
             if not defs or name in _FREE_FIXTURES or defs[-1].scope == "function":
                 continue
-            if str(getattr(defs[-1].func, "__code__", None) and defs[-1].func.__code__.co_filename).startswith(here):
+            code = getattr(defs[-1].func, "__code__", None)
+            if code is not None and code.co_filename.startswith(here):
                 item.add_marker(pytest.mark.xdist_group(item.path.stem))
                 break
