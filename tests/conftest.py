@@ -75,6 +75,7 @@ def scanned_release(release_cache):
 _FREE_FIXTURES = {"release_cache", "sglang_release", "sglang_release_full"}
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook, which turns the groups into node ids
 def pytest_collection_modifyitems(config, items):
     """Tests of one module that share a module- or session-scoped fixture of this folder (a
     scan, a graph, a verify run of a release) run on one xdist worker (`--dist loadgroup` in
