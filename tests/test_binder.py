@@ -127,7 +127,7 @@ def _model(scan: dict, entry: str) -> dict:
 
 
 @pytest.mark.real
-def test_held_out_helper_storing_the_ids_is_the_setters_write(tmp_path):
+def test_held_out_helper_storing_the_ids_is_the_setters_write(tmp_path, release_cache):
     """0.5.23 qwen2.py with the explicit-ids store moved into a private helper: the helper's write
     is the setter's, so the chain stays ok (it was a false ids-dropped error)."""
     tree = _release_copy(tmp_path, "0.5.23")
@@ -135,7 +135,7 @@ def test_held_out_helper_storing_the_ids_is_the_setters_write(tmp_path):
         "            self.model.layers_to_capture = [val + 1 for val in layer_ids]",
         "            self._store_layers(layer_ids)\n\n    def _store_layers(self, ids):\n"
         "        self.model.layers_to_capture = [val + 1 for val in ids]"))
-    scan = scan_to_json(tree, ["sglang-eagle3"], cache_dir=tmp_path / "cache")
+    scan = scan_to_json(tree, ["sglang-eagle3"], cache_dir=release_cache)  # the unedited files' summaries are shared
     model = _model(scan, "sglang.srt.models.qwen2.Qwen2ForCausalLM")
     assert model["verdict"] == "ok"
     hops = [(h["kind"], h["qualname"].rpartition(".")[2]) for h in model["chain"]]
@@ -144,7 +144,7 @@ def test_held_out_helper_storing_the_ids_is_the_setters_write(tmp_path):
 
 
 @pytest.mark.real
-def test_held_out_setter_defined_twice_is_judged_by_the_later_def(tmp_path):
+def test_held_out_setter_defined_twice_is_judged_by_the_later_def(tmp_path, release_cache):
     """A second def of the setter that ignores the ids: Python keeps the later one, so the chain is
     judged by it (ids-dropped at its write) and shadowed-setter names both lines."""
     tree = _release_copy(tmp_path, "0.5.23")
@@ -158,7 +158,7 @@ def test_held_out_setter_defined_twice_is_judged_by_the_later_def(tmp_path):
 
 
 EntryClass"""))
-    scan = scan_to_json(tree, ["sglang-eagle3"], cache_dir=tmp_path / "cache")
+    scan = scan_to_json(tree, ["sglang-eagle3"], cache_dir=release_cache)  # the unedited files' summaries are shared
     model = _model(scan, "sglang.srt.models.qwen2.Qwen2ForCausalLM")
     assert model["verdict"] == "broken"
     assert model["chain"][0]["line"] == 796  # the later def
@@ -167,7 +167,7 @@ EntryClass"""))
 
 
 @pytest.mark.real
-def test_scan_hops_are_call_graph_edges_on_a_real_release(tmp_path):
+def test_scan_hops_are_call_graph_edges_on_a_real_release(release_cache):
     """SGLang 0.5.23: every delegate hop, reader and runner call site of the scan is bound alike by the
     call graph solved on the files naming the packs' words and their imports (as the report's picture)."""
     from releases import ReleaseUnavailable, release_dir
@@ -177,7 +177,7 @@ def test_scan_hops_are_call_graph_edges_on_a_real_release(tmp_path):
     except ReleaseUnavailable as error:
         pytest.skip(str(error))
     checked: dict[str, int] = {}
-    found = check_tree(root, tmp_path, focus=True, checked=checked)
+    found = check_tree(root, release_cache, focus=True, checked=checked)
     assert found == []
     # the comparison is not vacuous: the hops of 0.5.23's chains (measured: 42, 131, 3)
     assert checked["delegate"] >= 40 and checked["read"] >= 120 and checked["call_site"] >= 3, checked
@@ -211,7 +211,7 @@ def _kind(row: str) -> str:
 
 
 @pytest.mark.real
-def test_vllm_disagreements_are_the_known_ones(tmp_path):
+def test_vllm_disagreements_are_the_known_ones(release_cache):
     """vLLM 0.33.0: every hop of the scan's chains is a fact of the call graph except the listed ones
     (strict: a new one fails, a closed one must leave the list). The runner's two call sites bind the
     setter (the registry's classes are its receiver), the wrappers' language models are the classes
@@ -223,7 +223,7 @@ def test_vllm_disagreements_are_the_known_ones(tmp_path):
     except ReleaseUnavailable as error:
         pytest.skip(str(error))
     checked: dict[str, int] = {}
-    found = check_tree(root, tmp_path, focus=True, checked=checked)
+    found = check_tree(root, release_cache, focus=True, checked=checked)
     assert checked["delegate"] >= 60 and checked["read"] >= 120 and checked["call_site"] == 2, checked
     assert sorted((row.split(" [")[0], _kind(row)) for row in found) == sorted(VLLM_KNOWN), "\n".join(found)
 
@@ -239,7 +239,7 @@ OLDER_KNOWN = {
 
 @pytest.mark.real
 @pytest.mark.parametrize("package,version", sorted(OLDER_KNOWN))
-def test_older_releases_disagree_only_where_known(package, version, tmp_path):
+def test_older_releases_disagree_only_where_known(package, version, release_cache):
     """The differential on the older releases the suite caches: vLLM 0.20.0 (the setter shape before
     SupportsEagle3's mixin: each model writes self.model.aux_hidden_state_layers), SGLang 0.5.6, 0.4.9."""
     from releases import ReleaseUnavailable, release_dir
@@ -249,7 +249,7 @@ def test_older_releases_disagree_only_where_known(package, version, tmp_path):
     except ReleaseUnavailable as error:
         pytest.skip(str(error))
     checked: dict[str, int] = {}
-    found = check_tree(root, tmp_path, focus=True, checked=checked)
+    found = check_tree(root, release_cache, focus=True, checked=checked)
     assert checked["read"] >= 8 and checked["call_site"] >= 2, checked  # measured: 74/8/19 reads, 2/2/3 sites
     assert sorted((row.split(" [")[0], _kind(row)) for row in found) == sorted(OLDER_KNOWN[package, version]), \
         "\n".join(found)

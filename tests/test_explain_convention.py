@@ -23,9 +23,10 @@ def _configs(tmp_path, target: dict, draft: dict) -> tuple[Path, Path]:
     return tmp_path / "t", tmp_path / "d"
 
 
-def _explain(root, target, draft, *extra):
+def _explain(root, target, draft, *extra, cache=None):
+    caching = ["--cache-dir", str(cache)] if cache else ["--no-cache"]
     return subprocess.run([sys.executable, "-m", "tracer", "explain", str(root), "--target-config", str(target),
-                           "--draft-config", str(draft), "--no-cache", *extra], capture_output=True, text=True)
+                           "--draft-config", str(draft), *caching, *extra], capture_output=True, text=True)
 
 
 @pytest.fixture()
@@ -91,7 +92,7 @@ def test_scan_with_the_configs_takes_the_draft_framework_too(llama_configs):
 
 
 @pytest.mark.real
-def test_minimax_m2_draft_trained_on_sglang_served_by_vllm_0_33(tmp_path):
+def test_minimax_m2_draft_trained_on_sglang_served_by_vllm_0_33(tmp_path, release_cache):
     """MiniMax-M2's shape (62 layers, hidden 3072) and a draft whose ids [2, 31, 59] were
     meant as SGLang's outputs of layers 2, 31, 59. vLLM 0.33.0 stores them as given
     (interfaces.py:1617) and minimax_m2.py's loop captures the hidden state entering those
@@ -102,7 +103,7 @@ def test_minimax_m2_draft_trained_on_sglang_served_by_vllm_0_33(tmp_path):
         {"architectures": ["Eagle3MiniMaxM2ForCausalLM"], "hidden_size": 3072,
          "eagle_aux_hidden_state_layer_ids": [2, 31, 59]})
     root = release_dir("0.33.0", "vllm")
-    run = _explain(root, target, draft, "--draft-framework", "sglang", "--format", "json")
+    run = _explain(root, target, draft, "--draft-framework", "sglang", "--format", "json", cache=release_cache)
     assert run.returncode == 1, run.stderr
     result = json.loads(run.stdout)
     assert result["entry"] == "vllm.model_executor.models.minimax_m2.MiniMaxM2ForCausalLM"
@@ -114,5 +115,5 @@ def test_minimax_m2_draft_trained_on_sglang_served_by_vllm_0_33(tmp_path):
     assert "one layer early" in message
     assert result["findings"][0]["hint"].startswith("give vllm the ids [3, 32, 60]")
     # read in vLLM's own convention the same ids are what the draft asks for: no finding
-    plain = _explain(root, target, draft, "--format", "json")
+    plain = _explain(root, target, draft, "--format", "json", cache=release_cache)
     assert plain.returncode == 0 and json.loads(plain.stdout)["findings"] == []

@@ -290,10 +290,10 @@ def test_every_registered_name_is_a_row(tmp_path):
 
 
 @pytest.fixture(scope="module")
-def vllm_33(tmp_path_factory):
+def vllm_33(release_cache):
     from conftest import release_dir
 
-    return scan_to_json(str(release_dir("0.33.0", "vllm")), cache_dir=str(tmp_path_factory.mktemp("v33")))
+    return scan_to_json(str(release_dir("0.33.0", "vllm")), cache_dir=str(release_cache))
 
 
 @pytest.mark.real

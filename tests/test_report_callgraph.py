@@ -68,7 +68,7 @@ def test_report_from_saved_json_without_a_tree_keeps_the_protocol_graph(tmp_path
 
 
 @pytest.mark.real
-def test_report_of_sglang_0_5_23_draws_the_setters_callers_and_delegations(tmp_path):
+def test_report_of_sglang_0_5_23_draws_the_setters_callers_and_delegations(tmp_path, release_cache):
     """SGLang 0.5.23 (the wheel): the runner's configure_aux_hidden_state_capture calls the entry
     classes' setters, Kimi-K2.5's setter calls DeepSeek-V2's, and the picture is a neighbourhood
     (tens of functions), not the whole program."""
@@ -76,7 +76,7 @@ def test_report_of_sglang_0_5_23_draws_the_setters_callers_and_delegations(tmp_p
 
     out = tmp_path / "report"
     result = CliRunner().invoke(main, ["report", str(release_dir("0.5.23")), "-o", str(out), "-q",
-                                       "--cache-dir", str(tmp_path / "c")])
+                                       "--cache-dir", str(release_cache)])
     assert result.exit_code == 0, result.output
     names, edges, starts = _graph((out / "callgraph.dot").read_text())
     setter = "set_eagle3_layers_to_capture"

@@ -36,10 +36,10 @@ def _split(key: str) -> tuple[str, str]:
 
 
 @pytest.fixture(scope="module")
-def scans(tmp_path_factory):
+def scans(release_cache):
     from tracer.api import scan_to_json
 
-    cache = tmp_path_factory.mktemp("flow-cache")
+    cache = release_cache
     done: dict[str, dict] = {}
 
     def get(key: str) -> dict:

@@ -249,8 +249,8 @@ def vllm_release_dir(version: str = VLLM_VERSION) -> Path:
 
 
 @pytest.fixture(scope="module")
-def vllm_scan(tmp_path_factory):
-    data = scan_to_json(str(vllm_release_dir()), cache_dir=str(tmp_path_factory.mktemp("vllm-cache")))
+def vllm_scan(release_cache):
+    data = scan_to_json(str(vllm_release_dir()), cache_dir=str(release_cache))
     return data, {m["entry"].rsplit(".", 1)[-1]: m for m in data["models"]}
 
 
@@ -430,13 +430,13 @@ def test_runner_passing_the_model_default_drops_the_ids(toy_tree, tmp_path):
 
 
 @pytest.mark.real
-def test_vllm_0_11_runner_always_uses_the_model_default(tmp_path):
+def test_vllm_0_11_runner_always_uses_the_model_default(release_cache):
     # vLLM 0.11.0, v1/worker/gpu_model_runner.py:2645-2646:
     #   self.model.set_aux_hidden_state_layers(self.model.get_eagle3_aux_hidden_state_layers())
     # the draft config's layer ids are never read; models wrote self.model.aux_hidden_state_layers
     # themselves (llama.py:572-573, read in LlamaModel.forward at 403) and no multimodal
     # wrapper had the interface yet (qwen2_5_vl.py:967).
-    data = scan_to_json(str(vllm_release_dir("0.11.0")), cache_dir=str(tmp_path / "c"))
+    data = scan_to_json(str(vllm_release_dir("0.11.0")), cache_dir=str(release_cache))
     models = {m["entry"].rsplit(".", 1)[-1]: m for m in data["models"]}
     assert _hops(models["LlamaForCausalLM"]) == [
         ("setter", "llama.LlamaForCausalLM.set_aux_hidden_state_layers", 572),
@@ -450,10 +450,10 @@ def test_vllm_0_11_runner_always_uses_the_model_default(tmp_path):
 
 
 @pytest.fixture(scope="module")
-def vllm_context(tmp_path_factory):
+def vllm_context(release_cache):
     from tracer.api import scan_tree
 
-    cache = tmp_path_factory.mktemp("vllm-explain-cache")
+    cache = release_cache
     return scan_tree(str(vllm_release_dir()), cache_dir=str(cache)), cache
 
 

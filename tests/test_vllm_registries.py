@@ -143,8 +143,8 @@ def test_the_new_pack_keys_are_typed():
 # -- vLLM 0.33.0 -----------------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
-def vllm_models(tmp_path_factory):
-    data = scan_to_json(str(release_dir("0.33.0", "vllm")), cache_dir=str(tmp_path_factory.mktemp("vllm-reg")))
+def vllm_models(release_cache):
+    data = scan_to_json(str(release_dir("0.33.0", "vllm")), cache_dir=str(release_cache))
     return data, {m["entry"].replace("vllm.model_executor.models.", ""): m for m in data["models"]}
 
 
