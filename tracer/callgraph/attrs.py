@@ -55,6 +55,8 @@ class Attrs(Calls):
             self.add(dst, (self.V("B", f"property.{name}"),))  # a property subclass calling its base
         elif t == "x" and v[1] == "functools" and name == "partial":
             self.add(dst, (self.V("x", "functools.partial"),))
+        elif t == "x" and v[1] == "collections" and name == "defaultdict":
+            self.add(dst, (self.V("x", "collections.defaultdict"),))
         elif t == "x":
             # something outside the tree: its attributes are outside too, and the imported name is
             # all that is kept (torch.nn.Module is torch.nn's); dotted names grown from every external

@@ -13,6 +13,7 @@ from tracer.callgraph.heap import ALL, UNK, Value
 from tracer.callgraph.ir import ScopeIR
 from tracer.callgraph.narrow import Narrow
 from tracer.callgraph.protocols import ARG_DUNDERS, ITER
+from tracer.callgraph.stored import DEFAULTDICT, defaultdict_made
 
 PROGRAM_CALLABLE = {"f", "b", "c", "i", "sm", "cm", "bm", "pa"}
 DECORATOR_BUILTINS = {"staticmethod", "classmethod", "property"}
@@ -56,6 +57,8 @@ class Calls(Narrow):
         self.partials: dict[int, Site] = {}  # site of functools.partial(...) -> it (its ("pa", site) value)
         self.partial_calls: set[tuple[int, int, int, int]] = set()
         self.dynamic_fields: set[int] = set()  # classes whose instances get attributes of unknown names
+        self.default_factories: dict[Any, int] = {}  # a defaultdict's container -> its factory's var
+        self.factory_sites: set[tuple[Any, int, int]] = set()
 
     def site(self, dst: int, args: tuple[tuple[int, bool], ...], caller: int, line: int, kind: str,
              kwargs: tuple[tuple[str | None, int], ...] = ()) -> Site:
@@ -127,6 +130,9 @@ class Calls(Narrow):
             self.partials[site.id] = site
             self.add(site.dst, (self.V("pa", site.id),))
             self.external_sites.add(site.id)
+        elif t == "x" and v[1] == DEFAULTDICT:
+            self.external_sites.add(site.id)
+            defaultdict_made(self, site)
         elif t == "x" and v[1] == "functools.reduce" and site.args and not any(st for _, st in site.args):
             self.external_sites.add(site.id)
             self.reduce(site)

@@ -31,6 +31,7 @@ from tracer.callgraph.ir import ModuleIR, ScopeIR
 from tracer.callgraph.protocols import AITER, ITER
 from tracer.callgraph.registry import RegistryRule
 from tracer.callgraph.seeds import Seeds
+from tracer.callgraph.stored import missing_item
 
 BUILTIN_NAMES = frozenset(dir(builtins))
 MAX_ROUNDS = 40
@@ -335,6 +336,10 @@ class Solver(Seeds):
             var = self.export(m.module, ins[2])
             if var >= 0:
                 self.edge(var, g(ins[1]))
+            elif m.is_package and self.in_tree(f"{m.module}.{ins[2]}") == f"{m.module}.{ins[2]}":
+                # importing pkg.sub binds sub in pkg's namespace: `from .sub import *` in pkg/__init__.py
+                # then `sub.name` there (a global no statement binds)
+                self.add(g(ins[1]), (self.V("m", f"{m.module}.{ins[2]}"),))
             elif ins[2] in BUILTIN_NAMES:
                 self.add(g(ins[1]), (self.V("B", ins[2]),))
         elif op == "import":
@@ -444,6 +449,8 @@ class Solver(Seeds):
             self.implicit_call(v, ("__getitem__",), -1, (), caller, line)
         elif v[0] == "o":
             self.keyed(key, lambda k: self.read(v[1], k, dst))
+            if caller >= 0 and v[1] in self.default_factories:
+                missing_item(self, v, caller, line)
         elif v[0] == "G" and key >= 0:
             self.each(key, lambda k: self.edge(self.export(v[1], k[2]), dst), "k")
 
