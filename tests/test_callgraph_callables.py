@@ -122,3 +122,162 @@ def test_a_submodule_is_a_name_in_its_package_once_imported(tmp_path):
         ''',
     })
     assert ["pkg", "pkg.helpers.setup"] in data["edges"]
+
+
+def test_cast_and_update_wrapper_return_their_argument(tmp_path):
+    found = edges_of(tmp_path, '''
+        import functools
+        import typing as t
+        from typing import cast
+
+        class Group:
+            def list_commands(self):
+                pass
+
+        class Leaf:
+            def list_commands(self):
+                pass
+
+        def visible(command):
+            multi = t.cast(Group, command)
+            multi.list_commands()
+            cast(Group, command).list_commands()
+
+        def pass_context(f):
+            def new_func(*args):
+                return f(1, *args)
+            return functools.update_wrapper(new_func, f)
+
+        @pass_context
+        def callback(ctx):
+            pass
+
+        def run():
+            visible(Group())
+            callback()
+    ''')
+    assert ("main.visible", "main.Group.list_commands") in found
+    assert ("main.visible", "main.Leaf.list_commands") not in found  # no Leaf is made
+    assert ("main.run", "main.pass_context.new_func") in found  # update_wrapper returns the wrapper
+    assert ("main.pass_context.new_func", "main.callback") in found
+    assert ("main.run", "main.callback") not in found  # the wrapper runs, not the function it wraps
+
+
+def test_a_handler_of_a_base_class_catches_the_subclasses_raised(tmp_path):
+    found = edges_of(tmp_path, '''
+        class AppError(Exception):
+            def show(self):
+                pass
+
+        class UsageError(AppError):
+            def show(self):
+                pass
+
+        class NeverRaised(AppError):
+            def show(self):
+                pass
+
+        class Other(Exception):
+            def show(self):
+                pass
+
+        def check(x):
+            if x:
+                raise UsageError()
+            raise Other
+
+        def main():
+            try:
+                check(1)
+            except AppError as e:
+                e.show()
+    ''')
+    assert {("main.main", "main.AppError.show"), ("main.main", "main.UsageError.show")} <= found
+    assert ("main.main", "main.NeverRaised.show") not in found  # a subclass never raised
+    assert ("main.main", "main.Other.show") not in found  # raised, but no AppError
+
+
+def test_hasattr_reads_and_getattr_of_an_unknown_name_asks_the_hook(tmp_path):
+    found = edges_of(tmp_path, '''
+        class Lazy:
+            def __getattr__(self, name):
+                return getattr(self.open(), name)
+
+            def open(self):
+                return Atomic()
+
+        class Atomic:
+            def __getattr__(self, name):
+                return 1
+
+        class Plain:
+            def read(self):
+                pass
+
+        def is_file_like(value):
+            return hasattr(value, "read")
+
+        def run():
+            is_file_like(Lazy())
+            is_file_like(Plain())
+    ''')
+    assert ("main.is_file_like", "main.Lazy.__getattr__") in found  # Lazy has no read
+    assert ("main.Lazy.__getattr__", "main.Atomic.__getattr__") in found  # getattr(..., name): any name
+    assert ("main.is_file_like", "main.Plain.read") not in found  # hasattr reads, it does not call
+
+
+def test_every_scope_reading_a_missing_attribute_runs_the_hook(tmp_path):
+    found = edges_of(tmp_path, '''
+        class Proxy:
+            def __getattr__(self, name):
+                return 1
+
+        P = Proxy()
+
+        def first():
+            return P.closed
+
+        def second():
+            return P.closed
+    ''')
+    assert {("main.first", "main.Proxy.__getattr__"), ("main.second", "main.Proxy.__getattr__")} <= found
+
+
+def test_a_textiowrapper_subclass_calls_its_buffer(tmp_path):
+    # click's _NonClosingTextIOWrapper and its test runner's _NamedTextIOWrapper: the C wrapper
+    # asks the buffer readable/writable/seekable/tell at __init__ and calls read1 to read a line
+    found = edges_of(tmp_path, '''
+        import io
+        import sys
+
+        class Echo:
+            def __init__(self, raw):
+                self._raw = raw
+
+            def __getattr__(self, name):
+                return getattr(self._raw, name)
+
+            def read1(self, n=-1):
+                return self._raw.read1(n)
+
+            def write(self, b):
+                pass
+
+        class Named(io.TextIOWrapper):
+            def __init__(self, buffer, name):
+                super().__init__(buffer)
+                self._name = name
+
+        def isolation():
+            text = Named(Echo(io.BytesIO()), "<stdin>")
+            sys.stdin = text
+            return text.readline()
+
+        def getchar():
+            return sys.stdin.read(1)
+    ''')
+    assert {("main.Named.__init__", "main.Echo.__getattr__"),  # readable, writable, seekable, tell
+            ("main.isolation", "main.Echo.read1"), ("main.isolation", "main.Echo.__getattr__"),  # closed
+            ("main.getchar", "main.Echo.read1")} <= found  # sys.stdin was set to the wrapper
+    assert ("main.isolation", "main.Echo.write") not in found  # reading never writes
+    assert ("main.Named.__init__", "main.Echo.read1") not in found

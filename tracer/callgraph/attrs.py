@@ -15,6 +15,9 @@ from typing import Any
 from tracer.callgraph.calls import Calls
 from tracer.callgraph.heap import CONTAINER_METHODS, Value
 from tracer.callgraph.protocols import STR_CASES
+from tracer.callgraph.stored import KEPT_EXTERNAL, external_read, external_write, hook_for_every_reader
+from tracer.callgraph.textio import CALLS as TEXTIO_CALLS
+from tracer.callgraph.textio import textio_attr
 
 
 class Attrs(Calls):
@@ -55,13 +58,14 @@ class Attrs(Calls):
             self.add(dst, (self.V("B", f"property.{name}"),))  # a property subclass calling its base
         elif t == "x" and v[1] == "functools" and name == "partial":
             self.add(dst, (self.V("x", "functools.partial"),))
-        elif t == "x" and v[1] == "collections" and name == "defaultdict":
-            self.add(dst, (self.V("x", "collections.defaultdict"),))
+        elif t == "x" and f"{v[1]}.{name}" in KEPT_EXTERNAL:
+            self.add(dst, (self.V("x", f"{v[1]}.{name}"),))
         elif t == "x":
             # something outside the tree: its attributes are outside too, and the imported name is
             # all that is kept (torch.nn.Module is torch.nn's); dotted names grown from every external
             # value a variable holds were millions of values on sglang/srt and nothing used them
             self.add(dst, (v,))
+            external_read(self, v, name, dst)
         elif t == "o" and name in CONTAINER_METHODS:
             self.add(dst, (self.V("bm", name, v),))
         elif t == "k" and name in STR_CASES and v[1] in ("str", "prefix"):
@@ -86,6 +90,8 @@ class Attrs(Calls):
         else:  # super(): the MRO of the receiver's class, after the class super() names
             recv, on_instance, after = v[2], v[2][0] == "i", v[1]
         self.subscribe(recv[1], name, (Attrs.attr_found, var, recv, on_instance), after=after)
+        if name in TEXTIO_CALLS and t != "c":
+            textio_attr(self, v, name, var)
         if t == "i" and not name.startswith("__") and self.lookup(v[1], "__getattr__") is not None:
             # normal lookup failed (the read holds nothing): the class's __getattr__ runs with the name
             # (the name is not passed: a hook setting what it is asked for would make the read
@@ -103,6 +109,8 @@ class Attrs(Calls):
         if any(c in self.dynamic_fields for c in self.mro(inst[1])):
             return  # setattr(self, name, ...) with an unknown name may have made the attribute: no proof it fails
         self.subscribe(inst[1], "__getattr__", self.method_caller(site, inst))
+        if site.dst in self.attr_readers:  # a shared read: every scope reading it runs the hook too
+            self.subscribe(inst[1], "__getattr__", (hook_for_every_reader, site.dst))
 
     def module_getattr(self, module: str, name: str, dst: int, caller: int, line: int) -> None:
         """PEP 562: a name a module does not bind is asked of its ``__getattr__``."""
@@ -178,6 +186,8 @@ class Attrs(Calls):
             self.subscribe(cid, name, setter)
         elif t == "c":
             self.edge(src, self.class_attr_var(v[1], name))
+        elif t == "x":
+            external_write(self, v, name, src)
         elif t == "m" and v[1] in self.modules:
             var = self.ns.get((v[1], name))
             if var is None:

@@ -13,7 +13,7 @@ from tracer.callgraph.heap import ALL, UNK, Value
 from tracer.callgraph.ir import ScopeIR
 from tracer.callgraph.narrow import Narrow
 from tracer.callgraph.protocols import ARG_DUNDERS, ITER
-from tracer.callgraph.stored import DEFAULTDICT, defaultdict_made
+from tracer.callgraph.stored import BUILTIN_HOOKS, CALLED_EXTERNAL, external_call, init_stored, no_hook
 
 PROGRAM_CALLABLE = {"f", "b", "c", "i", "sm", "cm", "bm", "pa"}
 DECORATOR_BUILTINS = {"staticmethod", "classmethod", "property"}
@@ -57,8 +57,7 @@ class Calls(Narrow):
         self.partials: dict[int, Site] = {}  # site of functools.partial(...) -> it (its ("pa", site) value)
         self.partial_calls: set[tuple[int, int, int, int]] = set()
         self.dynamic_fields: set[int] = set()  # classes whose instances get attributes of unknown names
-        self.default_factories: dict[Any, int] = {}  # a defaultdict's container -> its factory's var
-        self.factory_sites: set[tuple[Any, int, int]] = set()
+        init_stored(self)
 
     def site(self, dst: int, args: tuple[tuple[int, bool], ...], caller: int, line: int, kind: str,
              kwargs: tuple[tuple[str | None, int], ...] = ()) -> Site:
@@ -130,9 +129,9 @@ class Calls(Narrow):
             self.partials[site.id] = site
             self.add(site.dst, (self.V("pa", site.id),))
             self.external_sites.add(site.id)
-        elif t == "x" and v[1] == DEFAULTDICT:
+        elif t == "x" and v[1] in CALLED_EXTERNAL:  # defaultdict(f), typing.cast(T, v), ...
             self.external_sites.add(site.id)
-            defaultdict_made(self, site)
+            external_call(self, site, v)
         elif t == "x" and v[1] == "functools.reduce" and site.args and not any(st for _, st in site.args):
             self.external_sites.add(site.id)
             self.reduce(site)
@@ -311,6 +310,7 @@ class Calls(Narrow):
 
     def builtin(self, site: Site, name: str) -> None:  # noqa: C901 - one dispatch
         dst = site.dst
+        BUILTIN_HOOKS.get(name, no_hook)(self, site)  # getattr of an unknown name, hasattr (stored.py)
         if name == "getattr":
             target, attr = self.arg(site, 0), self.arg(site, 1)
             self.edge(self.arg(site, 2), dst)

@@ -29,6 +29,7 @@ from tracer.callgraph.calls import DECORATOR_BUILTINS, PROGRAM_CALLABLE, Calls, 
 from tracer.callgraph.heap import UNK, Value
 from tracer.callgraph.ir import ModuleIR, ScopeIR
 from tracer.callgraph.protocols import AITER, ITER
+from tracer.callgraph.raised import handler_of, raised_value
 from tracer.callgraph.registry import RegistryRule
 from tracer.callgraph.seeds import Seeds
 from tracer.callgraph.stored import missing_item
@@ -337,8 +338,7 @@ class Solver(Seeds):
             if var >= 0:
                 self.edge(var, g(ins[1]))
             elif m.is_package and self.in_tree(f"{m.module}.{ins[2]}") == f"{m.module}.{ins[2]}":
-                # importing pkg.sub binds sub in pkg's namespace: `from .sub import *` in pkg/__init__.py
-                # then `sub.name` there (a global no statement binds)
+                # importing pkg.sub binds sub in pkg's namespace: `from .sub import *; sub.f()` in pkg/__init__
                 self.add(g(ins[1]), (self.V("m", f"{m.module}.{ins[2]}"),))
             elif ins[2] in BUILTIN_NAMES:
                 self.add(g(ins[1]), (self.V("B", ins[2]),))
@@ -412,9 +412,11 @@ class Solver(Seeds):
         elif op == "raise":
             site = self.site(-1, (), n(sbase + ins[2]), n(ins[3]), "constructor")
             self.each(g(ins[1]), lambda v: self.construct(site, v[1]), "c")
+            self.each(g(ins[1]), lambda v: raised_value(self, v))
         elif op == "instance":
             dst, src = g(ins[1]), g(ins[2])
             self.on(src, ("c", Solver.instance_of, dst))
+            self.on(src, ("c", handler_of, dst))
             self.on(src, ("o", Solver.instance_elements, src))
         elif op == "binop":
             self.binop(g(ins[1]), g(ins[2]), g(ins[3]))
@@ -449,7 +451,7 @@ class Solver(Seeds):
             self.implicit_call(v, ("__getitem__",), -1, (), caller, line)
         elif v[0] == "o":
             self.keyed(key, lambda k: self.read(v[1], k, dst))
-            if caller >= 0 and v[1] in self.default_factories:
+            if caller >= 0:  # a defaultdict's factory runs
                 missing_item(self, v, caller, line)
         elif v[0] == "G" and key >= 0:
             self.each(key, lambda k: self.edge(self.export(v[1], k[2]), dst), "k")

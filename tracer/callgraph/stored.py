@@ -1,6 +1,9 @@
 """Callables a container or the standard library keeps and calls later (a mixin-free helper of
 the solver: plain functions of it, hooked from calls.py, attrs.py and solve.py).
 
+* ``typing.cast(T, value)`` is ``value``; ``functools.update_wrapper(wrapper, f)`` is ``wrapper``.
+* ``hasattr(obj, "name")`` reads the attribute (a property's getter, a ``__getattr__`` hook run);
+  ``getattr(obj, name)`` with a name no constant gives runs the ``__getattr__`` hook of obj's class.
 * ``collections.defaultdict(factory)``: reading a missing key calls ``factory()`` where the item is
   read (``d[k]`` in the source; ``d.get(k)`` does not); what it returns is an item of the dict.
 """
@@ -10,8 +13,38 @@ from __future__ import annotations
 from typing import Any
 
 from tracer.callgraph.heap import Value
+from tracer.callgraph.textio import CALLS as TEXTIO_CALLS
+from tracer.callgraph.textio import TEXTIO, textio_call
 
 DEFAULTDICT = "collections.defaultdict"
+# functions outside the tree that return one of their arguments: name -> (position, keyword)
+RETURNS_ARG = {"typing.cast": (1, "val"), "typing_extensions.cast": (1, "val"),
+               "functools.update_wrapper": (0, "wrapper")}
+# names read off a module outside the tree that the solver follows (the rest stay the module's value)
+KEPT_EXTERNAL = frozenset((DEFAULTDICT, TEXTIO, *RETURNS_ARG))
+# what external_call answers: builtins and names outside the tree ("io.<method>": textio.py)
+CALLED_EXTERNAL = frozenset((DEFAULTDICT, *RETURNS_ARG, *(f"io.{m}" for m in TEXTIO_CALLS)))
+
+
+def init_stored(s: Any) -> None:
+    s.default_factories = {}  # a defaultdict's container -> its factory's var
+    s.factory_sites = set()  # (container, scope, line) where a factory was called
+    s.textio_done = set()  # (scope, line, method, instance) of TextIOWrapper methods run (textio.py)
+    s.external_attrs = {}  # (module outside the tree, name) the tree sets -> the var of what it sets
+    s.external_readers = {}  # the same, read before any set: the readers' vars
+    s.raised_classes = set()  # classes of the tree a raise statement raises (raised.py)
+    s.handlers = []  # (E, e's var) of each ``except E as e`` (raised.py)
+
+
+def external_call(s: Any, site: Any, v: Value) -> None:
+    """A call of one of the builtins or names outside the tree this module follows."""
+    name = v[1]
+    if name == DEFAULTDICT:
+        defaultdict_made(s, site)
+    elif name in RETURNS_ARG:
+        s.edge(s.arg(site, *RETURNS_ARG[name]), site.dst)
+    else:  # ("x", "io.<method>", instance): a TextIOWrapper method on an instance of a subclass
+        textio_call(s, site, name[3:], v[2])
 
 
 def defaultdict_made(s: Any, site: Any) -> None:
@@ -35,9 +68,71 @@ def missing_item(s: Any, v: Value, caller: int, line: int) -> None:
     """``d[k]`` on a defaultdict, read where ``caller`` reads it: the factory runs there (once per
     reading site), its result stored under every key."""
     key = (v[1], caller, line)
-    if key in s.factory_sites:
+    if key in s.factory_sites or v[1] not in s.default_factories:
         return
     s.factory_sites.add(key)
     made = s.new_var()
     s.write(v[1], None, made)
     s.call_on(s.default_factories[v[1]], s.site(made, (), caller, line, "callback"))
+
+
+def attribute_probe(s: Any, site: Any) -> None:
+    """``hasattr(obj, name)``: the attribute is read (the result is a bool)."""
+    target, attr = s.arg(site, 0), s.arg(site, 1)
+    if target >= 0 and attr >= 0:
+        s.each(attr, lambda k: s.attr_instr(s.new_var(), target, k[2], site.caller, site.line), "k")
+
+
+def unknown_name_read(s: Any, site: Any) -> None:
+    """``getattr(obj, name)`` where name holds no string constant (a hook's own parameter, a name
+    from the input): a class of obj with ``__getattr__`` may be asked for it."""
+    target, attr = s.arg(site, 0), s.arg(site, 1)
+    if target < 0 or attr < 0:
+        return
+    hook = s.site(site.dst, (), site.caller, site.line, "implicit")
+    s.deferred.append((True, lambda: not any(v[0] == "k" for v in s.pts.get(attr, ())),
+                       lambda: s.on(target, ("i", lambda inst: s.instance_getattr(inst, hook)))))
+
+
+def external_write(s: Any, v: Value, name: str, src: int) -> None:
+    """``sys.stdin = wrapper``: an attribute of a module outside the tree set by the tree; every
+    read of that name off that module (before or after, in any module) sees what was set."""
+    key = (v[1], name)
+    var = s.external_attrs.get(key)
+    if var is None:
+        var = s.external_attrs[key] = s.new_var()
+        for dst in s.external_readers.pop(key, ()):
+            s.edge(var, dst)
+    s.edge(src, var)
+
+
+def external_read(s: Any, v: Value, name: str, dst: int) -> None:
+    key = (v[1], name)
+    var = s.external_attrs.get(key)
+    if var is not None:
+        s.edge(var, dst)
+    else:
+        s.external_readers.setdefault(key, []).append(dst)
+
+
+def hook_for_every_reader(s: Any, owner: int, var: int, shared: int) -> None:
+    """The ``__getattr__`` hook a shared attribute read runs: an edge from every scope reading it
+    (the read is resolved once, for its first reader), now and for readers to come (as a property
+    getter's edges are kept)."""
+    def each(f: Value) -> None:
+        if f[0] != "f":
+            return
+        getters = s.attr_getters.setdefault(shared, [])
+        if f[1] in getters:
+            return
+        getters.append(f[1])
+        for reader in s.attr_readers.get(shared, ())[1:]:
+            s.add_edge(s.site(-1, (), reader, 0, "implicit"), f[1])
+    s.each(var, each)
+
+
+def no_hook(s: Any, site: Any) -> None:
+    pass
+
+
+BUILTIN_HOOKS = {"getattr": unknown_name_read, "hasattr": attribute_probe}  # run first by Calls.builtin
