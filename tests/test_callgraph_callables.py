@@ -281,3 +281,57 @@ def test_a_textiowrapper_subclass_calls_its_buffer(tmp_path):
             ("main.getchar", "main.Echo.read1")} <= found  # sys.stdin was set to the wrapper
     assert ("main.isolation", "main.Echo.write") not in found  # reading never writes
     assert ("main.Named.__init__", "main.Echo.read1") not in found
+
+
+def test_a_partial_binds_its_arguments_where_its_site_wraps_few_functions(tmp_path):
+    # toolz: @instanceproperty(classval=__doc__) returns partial(instanceproperty, classval=...),
+    # which the decorator line calls with the function: the getter must reach the descriptor
+    found = edges_of(tmp_path, '''
+        from functools import partial
+
+        def prop(fget=None, doc=None):
+            if fget is None:
+                return partial(prop, doc=doc)
+            return Prop(fget)
+
+        class Prop:
+            def __init__(self, fget):
+                self.fget = fget
+
+            def __get__(self, obj, cls):
+                return self.fget(obj)
+
+        class A:
+            @prop(doc="x")
+            def value(self):
+                return 1
+
+        def use():
+            return A().value
+
+        def curry(f):
+            return partial(f)
+
+        def a(x):
+            x()
+
+        def b(x):
+            x()
+
+        def c(x):
+            x()
+
+        def g():
+            pass
+
+        PA, PB, PC = curry(a), curry(b), curry(c)
+
+        def run():
+            PA(g)
+    ''')
+    assert {("main", "main.prop"), ("main.prop", "main.Prop.__init__"), ("main.use", "main.Prop.__get__"),
+            ("main.Prop.__get__", "main.A.value")} <= found
+    # curry's one partial site wraps a, b and c: a call of any reaches each (the edge only), but the
+    # arguments of one are not handed to all three
+    assert {("main.run", "main.a"), ("main.run", "main.b"), ("main.run", "main.c")} <= found
+    assert not {("main.a", "main.g"), ("main.b", "main.g"), ("main.c", "main.g")} & found

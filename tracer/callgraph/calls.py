@@ -9,11 +9,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, NamedTuple
 
+from tracer.callgraph import stored
 from tracer.callgraph.heap import ALL, UNK, Value
 from tracer.callgraph.ir import ScopeIR
 from tracer.callgraph.narrow import Narrow
 from tracer.callgraph.protocols import ARG_DUNDERS, ITER
-from tracer.callgraph.stored import BUILTIN_HOOKS, CALLED_EXTERNAL, external_call, init_stored, no_hook
 
 PROGRAM_CALLABLE = {"f", "b", "c", "i", "sm", "cm", "bm", "pa"}
 DECORATOR_BUILTINS = {"staticmethod", "classmethod", "property"}
@@ -57,7 +57,7 @@ class Calls(Narrow):
         self.partials: dict[int, Site] = {}  # site of functools.partial(...) -> it (its ("pa", site) value)
         self.partial_calls: set[tuple[int, int, int, int]] = set()
         self.dynamic_fields: set[int] = set()  # classes whose instances get attributes of unknown names
-        init_stored(self)
+        stored.init_stored(self)
 
     def site(self, dst: int, args: tuple[tuple[int, bool], ...], caller: int, line: int, kind: str,
              kwargs: tuple[tuple[str | None, int], ...] = ()) -> Site:
@@ -121,20 +121,19 @@ class Calls(Narrow):
             if key not in self.partial_calls:
                 self.partial_calls.add(key)
                 made = self.partials[v[1]]
-                # only the edge: one partial object of a site wraps every function that site ever
-                # wraps (toolz's curry: all of them), and every argument into every one of them, and
-                # their results back into every caller, made every value reach everything
-                self.call_on(made.args[0][0], self.site(-1, (), site.caller, site.line, "callback"))
+                # the edge only where the site wraps many functions (toolz's curry: all of them; every
+                # argument into every one of them and their results back made every value reach everything)
+                stored.partial_call(self, made, site)
         elif t == "x" and v[1] == "functools.partial" and site.args and not site.args[0][1]:
             self.partials[site.id] = site
             self.add(site.dst, (self.V("pa", site.id),))
             self.external_sites.add(site.id)
-        elif t == "x" and v[1] in CALLED_EXTERNAL:  # defaultdict(f), typing.cast(T, v), ...
+        elif t == "x" and v[1] in stored.CALLED_EXTERNAL:  # defaultdict(f), typing.cast(T, v), ...
             self.external_sites.add(site.id)
-            external_call(self, site, v)
+            stored.external_call(self, site, v)
         elif t == "x" and v[1] == "functools.reduce" and site.args and not any(st for _, st in site.args):
             self.external_sites.add(site.id)
-            self.reduce(site)
+            stored.reduce_once(self, site)
         elif t == "x":
             self.external_sites.add(site.id)
             # what code outside the tree returns is not followed: tensors and configs are most values
@@ -310,7 +309,7 @@ class Calls(Narrow):
 
     def builtin(self, site: Site, name: str) -> None:  # noqa: C901 - one dispatch
         dst = site.dst
-        BUILTIN_HOOKS.get(name, no_hook)(self, site)  # getattr of an unknown name, hasattr (stored.py)
+        stored.BUILTIN_HOOKS.get(name, stored.no_hook)(self, site)  # getattr of an unknown name, hasattr (stored.py)
         if name == "getattr":
             target, attr = self.arg(site, 0), self.arg(site, 1)
             self.edge(self.arg(site, 2), dst)

@@ -1,6 +1,11 @@
 """Callables a container or the standard library keeps and calls later (a mixin-free helper of
 the solver: plain functions of it, hooked from calls.py, attrs.py and solve.py).
 
+* ``functools.partial(fn, *a, **k)(*b, **l)`` is ``fn(*a, *b, **k, **l)`` (arguments and result) where,
+  at the fixpoint, the site making the partial wraps at most ``MAX_PARTIAL_TARGETS`` functions (toolz's
+  ``instanceproperty(classval=...)`` decorator); a site wrapping more (toolz's ``curry``: every curried
+  function) gets the edge only: each call's arguments into every function it wraps, and all their
+  results back, made every value reach everything.
 * ``typing.cast(T, value)`` is ``value``; ``functools.update_wrapper(wrapper, f)`` is ``wrapper``.
 * ``hasattr(obj, "name")`` reads the attribute (a property's getter, a ``__getattr__`` hook run);
   ``getattr(obj, name)`` with a name no constant gives runs the ``__getattr__`` hook of obj's class.
@@ -17,6 +22,8 @@ from tracer.callgraph.textio import CALLS as TEXTIO_CALLS
 from tracer.callgraph.textio import TEXTIO, textio_call
 
 DEFAULTDICT = "collections.defaultdict"
+MAX_PARTIAL_TARGETS = 2  # functions one functools.partial(...) site may wrap and still bind arguments
+CALLABLE = frozenset(("f", "b", "c", "sm", "cm", "i", "pa"))
 # functions outside the tree that return one of their arguments: name -> (position, keyword)
 RETURNS_ARG = {"typing.cast": (1, "val"), "typing_extensions.cast": (1, "val"),
                "functools.update_wrapper": (0, "wrapper")}
@@ -34,6 +41,7 @@ def init_stored(s: Any) -> None:
     s.external_readers = {}  # the same, read before any set: the readers' vars
     s.raised_classes = set()  # classes of the tree a raise statement raises (raised.py)
     s.handlers = []  # (E, e's var) of each ``except E as e`` (raised.py)
+    s.reduced = set()  # (scope, line) of the functools.reduce calls made
 
 
 def external_call(s: Any, site: Any, v: Value) -> None:
@@ -136,3 +144,26 @@ def no_hook(s: Any, site: Any) -> None:
 
 
 BUILTIN_HOOKS = {"getattr": unknown_name_read, "hasattr": attribute_probe}  # run first by Calls.builtin
+
+
+def partial_call(s: Any, made: Any, site: Any) -> None:
+    """``p(*b, **l)`` of ``p = functools.partial(fn, *a, **k)`` made at ``made``: the edge now; the
+    arguments and the result once a fixpoint shows the site wraps few functions (what a site making
+    partials of a parameter wraps is only known at the end: toolz's curry wraps all of them)."""
+    fn = made.args[0][0]
+    s.call_on(fn, s.site(-1, (), site.caller, site.line, "callback"))
+    full = s.site(site.dst, (*made.args[1:], *site.args), site.caller, site.line, "callback",
+                  (*made.kwargs, *site.kwargs))
+
+    def few() -> bool:
+        return sum(1 for v in s.pts.get(fn, ()) if v[0] in CALLABLE) <= MAX_PARTIAL_TARGETS
+    s.deferred.append((True, few, lambda: s.call_values(full, [v for v in s.pts.get(fn, ()) if v[0] in CALLABLE])))
+
+
+def reduce_once(s: Any, site: Any) -> None:
+    """``functools.reduce`` once per calling line: a reduce handed to itself (through a partial or a
+    curried function) would otherwise call itself forever, a new synthetic site each time."""
+    key = (site.caller, site.line, site.dst)
+    if key not in s.reduced:
+        s.reduced.add(key)
+        s.reduce(site)
