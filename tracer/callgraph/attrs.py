@@ -15,7 +15,7 @@ from typing import Any
 from tracer.callgraph.calls import Calls
 from tracer.callgraph.heap import CONTAINER_METHODS, Value
 from tracer.callgraph.protocols import STR_CASES
-from tracer.callgraph.stored import KEPT_EXTERNAL, external_read, external_write, hook_for_every_reader
+from tracer.callgraph.stored import KEPT_EXTERNAL, external_read, external_write
 from tracer.callgraph.textio import CALLS as TEXTIO_CALLS
 from tracer.callgraph.textio import textio_attr
 
@@ -109,8 +109,6 @@ class Attrs(Calls):
         if any(c in self.dynamic_fields for c in self.mro(inst[1])):
             return  # setattr(self, name, ...) with an unknown name may have made the attribute: no proof it fails
         self.subscribe(inst[1], "__getattr__", self.method_caller(site, inst))
-        if site.dst in self.attr_readers:  # a shared read: every scope reading it runs the hook too
-            self.subscribe(inst[1], "__getattr__", (hook_for_every_reader, site.dst))
 
     def module_getattr(self, module: str, name: str, dst: int, caller: int, line: int) -> None:
         """PEP 562: a name a module does not bind is asked of its ``__getattr__``."""

@@ -123,22 +123,6 @@ def external_read(s: Any, v: Value, name: str, dst: int) -> None:
         s.external_readers.setdefault(key, []).append(dst)
 
 
-def hook_for_every_reader(s: Any, owner: int, var: int, shared: int) -> None:
-    """The ``__getattr__`` hook a shared attribute read runs: an edge from every scope reading it
-    (the read is resolved once, for its first reader), now and for readers to come (as a property
-    getter's edges are kept)."""
-    def each(f: Value) -> None:
-        if f[0] != "f":
-            return
-        getters = s.attr_getters.setdefault(shared, [])
-        if f[1] in getters:
-            return
-        getters.append(f[1])
-        for reader in s.attr_readers.get(shared, ())[1:]:
-            s.add_edge(s.site(-1, (), reader, 0, "implicit"), f[1])
-    s.each(var, each)
-
-
 def no_hook(s: Any, site: Any) -> None:
     pass
 
