@@ -15,6 +15,9 @@ from typing import Any
 from tracer.callgraph.calls import Calls
 from tracer.callgraph.heap import CONTAINER_METHODS, Value
 from tracer.callgraph.protocols import STR_CASES, STR_SPLITS
+from tracer.callgraph.stored import KEPT_EXTERNAL, external_read, external_write
+from tracer.callgraph.textio import CALLS as TEXTIO_CALLS
+from tracer.callgraph.textio import textio_attr
 
 
 class Attrs(Calls):
@@ -56,11 +59,14 @@ class Attrs(Calls):
             self.add(dst, (self.V("B", f"property.{name}"),))  # a property subclass calling its base
         elif t == "x" and (v[1], name) in (("functools", "partial"), ("types", "MethodType"), ("importlib", "import_module")):
             self.add(dst, (self.V("x", f"{v[1]}.{name}"),))
+        elif t == "x" and f"{v[1]}.{name}" in KEPT_EXTERNAL:
+            self.add(dst, (self.V("x", f"{v[1]}.{name}"),))
         elif t == "x":
             # something outside the tree: its attributes are outside too, and the imported name is
             # all that is kept (torch.nn.Module is torch.nn's); dotted names grown from every external
             # value a variable holds were millions of values on sglang/srt and nothing used them
             self.add(dst, (v,))
+            external_read(self, v, name, dst)
         elif t == "o" and name in CONTAINER_METHODS:
             self.add(dst, (self.V("bm", name, v),))
         elif t == "k" and (name in STR_CASES and v[1] in ("str", "prefix") or name in STR_SPLITS and v[1] == "str"):
@@ -85,6 +91,8 @@ class Attrs(Calls):
         else:  # super(): the MRO of the receiver's class, after the class super() names
             recv, on_instance, after = v[2], v[2][0] == "i", v[1]
         self.subscribe(recv[1], name, (Attrs.attr_found, var, recv, on_instance), after=after)
+        if name in TEXTIO_CALLS and t != "c":
+            textio_attr(self, v, name, var)
         if t == "i" and not name.startswith("__") and self.lookup(v[1], "__getattr__") is not None:
             # normal lookup failed (the read holds nothing): the class's __getattr__ runs with the name
             # (the name is not passed: a hook setting what it is asked for would make the read
@@ -187,6 +195,8 @@ class Attrs(Calls):
             self.subscribe(cid, name, setter)
         elif t == "c":
             self.edge(src, self.class_attr_var(v[1], name))
+        elif t == "x":
+            external_write(self, v, name, src)
         elif t == "m" and v[1] in self.modules:
             var = self.ns.get((v[1], name))
             if var is None:

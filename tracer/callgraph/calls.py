@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any, NamedTuple
 
+from tracer.callgraph import stored
 from tracer.callgraph.generators import iter_builtin, resumed, spread_by_position
 from tracer.callgraph.heap import ALL, UNK, Value
 from tracer.callgraph.hooks import setattr_unknown
@@ -61,6 +62,7 @@ class Calls(Narrow):
         self.partials: dict[int, Site] = {}  # site of functools.partial(...) -> it (its ("pa", site) value)
         self.partial_calls: set[tuple[int, int, int, int]] = set()
         self.dynamic_fields: set[int] = set()  # classes whose instances get attributes of unknown names
+        stored.init_stored(self)
 
     def site(self, dst: int, args: tuple[tuple[int, bool], ...], caller: int, line: int, kind: str,
              kwargs: tuple[tuple[str | None, int], ...] = ()) -> Site:
@@ -124,19 +126,21 @@ class Calls(Narrow):
             if key not in self.partial_calls:
                 self.partial_calls.add(key)
                 made = self.partials[v[1]]
-                # only the edge: one partial object of a site wraps every function that site ever
-                # wraps (toolz's curry: all of them), and every argument into every one of them, and
-                # their results back into every caller, made every value reach everything
-                self.call_on(made.args[0][0], self.site(-1, (), site.caller, site.line, "callback"))
+                # the edge only where the site wraps many functions (toolz's curry: all of them; every
+                # argument into every one of them and their results back made every value reach everything)
+                stored.partial_call(self, made, site)
         elif t == "x" and v[1] == "functools.partial" and site.args and not site.args[0][1]:
             self.partials[site.id] = site
             self.add(site.dst, (self.V("pa", site.id),))
             self.external_sites.add(site.id)
         elif t == "x" and v[1] in ("importlib.import_module", "types.MethodType") and len(site.args) <= 2 and site.dst >= 0:
             self.named_call(site, v[1])
+        elif t == "x" and v[1] in stored.CALLED_EXTERNAL:  # defaultdict(f), typing.cast(T, v), ...
+            self.external_sites.add(site.id)
+            stored.external_call(self, site, v)
         elif t == "x" and v[1] == "functools.reduce" and site.args and not any(st for _, st in site.args):
             self.external_sites.add(site.id)
-            self.reduce(site)
+            stored.reduce_once(self, site)
         elif t == "x":
             self.external_sites.add(site.id)
             # what code outside the tree returns is not followed: tensors and configs are most values
@@ -317,6 +321,7 @@ class Calls(Narrow):
 
     def builtin(self, site: Site, name: str) -> None:  # noqa: C901 - one dispatch
         dst = site.dst
+        stored.BUILTIN_HOOKS.get(name, stored.no_hook)(self, site)  # getattr of an unknown name, hasattr (stored.py)
         if name == "getattr":
             target, attr = self.arg(site, 0), self.arg(site, 1)
             self.edge(self.arg(site, 2), dst)

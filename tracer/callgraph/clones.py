@@ -64,6 +64,7 @@ IDENTITY = _Identity()
 
 class _Module(NamedTuple):
     module: str
+    is_package: bool = False  # a copied function's own `from .sub import x` binds no submodule name
 
 
 class Code(NamedTuple):

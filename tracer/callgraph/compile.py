@@ -16,6 +16,7 @@ from tracer.callgraph.scopes import Scope, assigned_names
 from tracer.index.source import resolve_relative
 
 MUTATORS = {"append", "update", "extend"}
+IN_PLACE = MUTATORS | {"setdefault", "insert", "add", "appendleft", "pop", "popitem"}
 
 
 class Compiler(ExprCompiler):
@@ -72,6 +73,7 @@ class Compiler(ExprCompiler):
         if isinstance(node, ast.Expr):
             if not isinstance(node.value, ast.Constant):
                 if not self.mutation_call(scope, node.value):
+                    self.untracked_mutation(scope, node.value)
                     self.expr(scope, node.value)
         elif isinstance(node, ast.Assign):
             value = self.expr(scope, node.value)
@@ -217,6 +219,7 @@ class Compiler(ExprCompiler):
             if not self.shaped_setitem(scope, target, value):
                 obj = self.expr(scope, target.value)
                 key = self.expr(scope, target.slice)
+                self.shapes.pop(obj, None)  # written in place: a later constant-key write derives no exact copy
                 if isinstance(target.slice, ast.Slice) and value >= 0:  # a[i:j] = xs stores xs's elements
                     elements = self.var()
                     self.emit("iter", elements, value, scope.edge, target.lineno)
@@ -344,6 +347,15 @@ class Compiler(ExprCompiler):
         self.calls += 1
         self.bind(scope, node.func.value.id, self.alloc(shape.kind, keys, True))
         return True
+
+    def untracked_mutation(self, scope: Scope, node: ast.AST) -> None:
+        """``d.update(other)`` / ``d.setdefault(k, v)`` the shape cannot follow: the container changes in
+        place, so a later ``d["k"] = v`` must not derive an exact copy that forgets it."""
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in MUTATORS
+                and isinstance(node.func.value, ast.Name) and scope.kind != "class"):
+            var = self.current(scope, node.func.value.id)
+            if var is not None:
+                self.shapes.pop(var, None)
 
     def aug_assign(self, scope: Scope, node: ast.AugAssign) -> None:
         right = self.expr(scope, node.value)

@@ -15,6 +15,8 @@ from __future__ import annotations
 import ast
 from typing import Any
 
+from tracer.callgraph.raised import handler_of
+
 Value = tuple[Any, ...]
 
 
@@ -70,6 +72,14 @@ def isa_instr(s: Any, dst: int, src: int, classes: tuple[int, ...]) -> None:
         s.on(c, refresh)
         s.when_empty(c, open_all, late=True)
     s.deferred.append((True, lambda: True, refresh))  # once more when late bases are known
+
+
+def caught(s: Any, dst: int, src: int) -> None:
+    """``except E as e``: e is an instance of each class E holds (a tuple's too), and of each subclass
+    of E the program raises (raised.handler_of)."""
+    s.on(src, ("c", caught_instance, dst))
+    s.on(src, ("c", handler_of, dst))
+    s.on(src, ("o", caught_elements, src))
 
 
 def caught_instance(s: Any, v: Value, dst: int) -> None:

@@ -30,13 +30,15 @@ from tracer.callgraph.attrs import Attrs
 from tracer.callgraph.calls import DECORATOR_BUILTINS, PROGRAM_CALLABLE, Calls, Site
 from tracer.callgraph.clones import Clones
 from tracer.callgraph.generators import resume_consumed, slice_value
-from tracer.callgraph.guards import caught_elements, caught_instance, isa_instr
+from tracer.callgraph.guards import caught, isa_instr
 from tracer.callgraph.heap import UNK, Value
 from tracer.callgraph.ir import ModuleIR, ScopeIR
 from tracer.callgraph.named import Named
 from tracer.callgraph.protocols import AITER, ITER
+from tracer.callgraph.raised import raised_value
 from tracer.callgraph.registry import RegistryRule
 from tracer.callgraph.seeds import Seeds
+from tracer.callgraph.stored import missing_item
 from tracer.callgraph.valuesets import MAX_KEYS, MAX_VALUES, ValueSets, VarMap
 
 BUILTIN_NAMES = frozenset(dir(builtins))
@@ -341,6 +343,9 @@ class Solver(Seeds, Clones, Named, ValueSets):
             var = self.export(m.module, ins[2])
             if var >= 0:
                 self.edge(var, g(ins[1]))
+            elif m.is_package and self.in_tree(f"{m.module}.{ins[2]}") == f"{m.module}.{ins[2]}":
+                # importing pkg.sub binds sub in pkg's namespace: `from .sub import *; sub.f()` in pkg/__init__
+                self.add(g(ins[1]), (self.V("m", f"{m.module}.{ins[2]}"),))
             elif ins[2] in BUILTIN_NAMES:
                 self.add(g(ins[1]), (self.V("B", ins[2]),))
         elif op == "import":
@@ -413,10 +418,9 @@ class Solver(Seeds, Clones, Named, ValueSets):
         elif op == "raise":
             site = self.site(-1, (), n(sbase + ins[2]), n(ins[3]), "constructor")
             self.each(g(ins[1]), lambda v: self.construct(site, v[1]), "c")
+            self.each(g(ins[1]), lambda v: raised_value(self, v))
         elif op == "instance":
-            dst, src = g(ins[1]), g(ins[2])
-            self.on(src, ("c", caught_instance, dst))
-            self.on(src, ("o", caught_elements, src))
+            caught(self, g(ins[1]), g(ins[2]))
         elif op == "binop":
             self.binop(g(ins[1]), g(ins[2]), g(ins[3]))
         elif op == "isa":
@@ -446,6 +450,8 @@ class Solver(Seeds, Clones, Named, ValueSets):
             self.implicit_call(v, ("__getitem__",), -1, (), caller, line)
         elif v[0] == "o":
             self.keyed(key, lambda k: self.read(v[1], k, dst))
+            if caller >= 0:  # a defaultdict's factory runs
+                missing_item(self, v, caller, line)
         elif v[0] == "G" and key >= 0:
             self.each(key, lambda k: self.edge(self.export(v[1], k[2]), dst), "k")
 
