@@ -208,7 +208,7 @@ def run_traced(root: Path, pkg_dir: str, path_entry: str, tests: list[str], skip
     with tempfile.TemporaryDirectory() as tmp:
         script, out = Path(tmp) / "runner.py", Path(tmp) / "edges.json"
         script.write_text(RUNNER)
-        env = dict(os.environ, PYTHONPATH=str(root / path_entry), PYTHONDONTWRITEBYTECODE="1",
+        env = dict(os.environ, PYTHONPATH=str(root / path_entry), PYTHONDONTWRITEBYTECODE="1", PYTHONHASHSEED="0",
                    BENCH_SKIP=str(root / skip) if skip else "")
         started = time.perf_counter()
         subprocess.run([sys.executable, str(script), str(root / pkg_dir), str(out), *tests], cwd=root, env=env,
