@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import dataclasses
 import fnmatch
-import gc
 import hashlib
 import time
 from collections.abc import Mapping, Sequence
@@ -30,6 +29,7 @@ from tracer.checks import finding, is_error
 from tracer.effective.probe import probe_shadowed
 from tracer.effective.sources import Sources
 from tracer.index.discover import chosen_protocols, detect_layout, list_plugin_sources, list_sources
+from tracer.index.gcpause import paused_gc
 from tracer.index.project import Project
 from tracer.model.errors import BodyUnreadable, UsageError
 from tracer.model.findings import Finding
@@ -141,16 +141,8 @@ def scan(path: str | Path, protocols: Sequence[Protocol], cache_dir: str | Path 
          use_cache: bool = True, jobs: int = 0, plugins: Sequence[str | Path] = ()) -> ScanContext:
     """``plugins``: folders of plugins of the host's framework (scan HOST --plugin PLUGIN): their
     modules join the host's, their registrations by call and runner subclasses count."""
-    # The cyclic collector is off while a scan runs: the outlines' and summaries' trees are
-    # freed by reference counting, and each collection walked every live object (a quarter of
-    # the parsing time of a cold scan); a scan's peak memory is bounded by the tree's summaries.
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
+    with paused_gc():  # a scan's peak memory is bounded by the tree's summaries (index/gcpause.py)
         return _scan(path, protocols, cache_dir, use_cache, jobs, plugins)
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def _scan(path: str | Path, protocols: Sequence[Protocol], cache_dir: str | Path | None,

@@ -25,6 +25,7 @@ from tracer.callgraph.solve import Solver
 from tracer.callgraph.store import Store, decode, encode, file_key, tree_key
 from tracer.index.cache import SummaryCache
 from tracer.index.discover import list_sources
+from tracer.index.gcpause import paused_gc
 from tracer.index.source import decode_source, read_regular_bytes
 from tracer.model.errors import InputError, UsageError
 from tracer.model.tree import Layout, SourceFile
@@ -87,15 +88,8 @@ def read_all(files: list[SourceFile], root: Path) -> tuple[list[str], list[bytes
 
 def compile_all(files: list[SourceFile], keys: list[str], datas: list[bytes | None], store: Store, jobs: int,
                  progress: Callable[[str], None] | None) -> tuple[list[ModuleIR], dict[str, int]]:
-    # millions of small tuples are decoded and kept: the cyclic collector walking them again and
-    # again as they grow was a third of the decoding's time (nothing made here is a cycle)
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
+    with paused_gc():  # millions of small tuples decoded and kept, none of them a cycle
         return _compile_all(files, keys, datas, store, jobs, progress)
-    finally:
-        if collecting:
-            gc.enable()
 
 
 def _compile_all(files: list[SourceFile], keys: list[str], datas: list[bytes | None], store: Store, jobs: int,
@@ -156,13 +150,8 @@ def solve_tree(irs: list[ModuleIR], prefix: str = "", entry_seeds: dict[str, str
     irs.clear()  # the solver drops each module's instructions once installed: nothing else may hold them
     # millions of small containers live until the end: the cyclic collector walking them again and
     # again was a third of the fixpoint's time, and nothing it could free is garbage before the end
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
+    with paused_gc():
         solver.solve()
-    finally:
-        if collecting:
-            gc.enable()
     names, pairs = [s.name for s in solver.scopes], solver.edges
     status = Counter(solver.site_status(site) for site in solver.sites)
     unbound = {k: n for k, n in sorted(status.items()) if k not in ("bound", "external")}
