@@ -23,6 +23,7 @@ from typing import Any
 
 from . import static
 from .families import FAMILIES, load_json_config
+from .zygote import Zygote
 
 PATHS = ("extend", "decode", "cuda_graph")
 DEFAULT_LAYERS = 8
@@ -130,7 +131,13 @@ class Job:
         self.seconds = 0.0
 
 
-def _start(job: Job, env: dict[str, str], cwd: str, cpu_limit_bytes: int | None) -> None:
+def _start(job: Job, env: dict[str, str], cwd: str, cpu_limit_bytes: int | None, zygote=None) -> None:
+    job.started = time.time()
+    if zygote is not None and job.cmd[1:3] == ["-m", "tracer.verify.worker"]:
+        job.proc = zygote.spawn(job.cmd[3:], str(job.log), cwd, cpu_limit_bytes)
+        if job.proc is not None:
+            return
+
     def limit():  # pragma: no cover (runs in the child)
         os.setsid()
         if cpu_limit_bytes:
@@ -138,7 +145,6 @@ def _start(job: Job, env: dict[str, str], cwd: str, cpu_limit_bytes: int | None)
 
             resource.setrlimit(resource.RLIMIT_AS, (cpu_limit_bytes, cpu_limit_bytes))
 
-    job.started = time.time()
     job.proc = subprocess.Popen(job.cmd, stdout=open(job.log, "w"), stderr=subprocess.STDOUT, env=env,
                                 cwd=cwd, preexec_fn=limit)
 
@@ -155,13 +161,13 @@ def _kill(job: Job, why: str) -> None:
 
 
 def run_jobs(jobs: list[Job], parallel: int, timeout: float, memory_mib: int, env: dict[str, str],
-             cwd: str, cpu_limit_bytes: int | None, progress=None) -> None:
+             cwd: str, cpu_limit_bytes: int | None, progress=None, zygote=None) -> None:
     pending = list(jobs)
     running: list[Job] = []
     while pending or running:
         while pending and len(running) < max(1, parallel):
             job = pending.pop(0)
-            _start(job, env, cwd, cpu_limit_bytes)
+            _start(job, env, cwd, cpu_limit_bytes, zygote)
             running.append(job)
         time.sleep(0.25)
         for job in list(running):
@@ -559,7 +565,14 @@ def run_all(framework: str, device: str, protocols: list[str], include_broken: b
         env["CUDA_VISIBLE_DEVICES"] = ""
     cpu_limit = memory_mib * 1024 * 1024 * 3 if device == "cpu" else None
     started = time.time()
-    run_jobs(job_list, jobs, timeout, memory_mib, env, str(work), cpu_limit, progress)
+    # one fork server imports torch and the framework once for every CPU worker (zygote.py)
+    zygote = None if found_vllm or len(job_list) < 2 else Zygote.start(
+        release.root, device, env, str(work), str(work / "zygote.log"))
+    try:
+        run_jobs(job_list, jobs, timeout, memory_mib, env, str(work), cpu_limit, progress, zygote)
+    finally:
+        if zygote is not None:
+            zygote.close()
 
     entry_results = []
     done_info = None

@@ -2,7 +2,8 @@
 
 ``tracer verify --all`` starts one of these per entry class (SGLang keeps
 process-wide singletons, and a class that crashes, hangs or eats memory must
-cost only its own rows). It derives the family from the release, runs every
+cost only its own rows; on the CPU it is forked from ``zygote.py``, which
+imported torch and the framework once). It derives the family from the release, runs every
 protocol asked for (a fresh build each), and appends one JSON line per
 protocol to ``--out`` as soon as it is done, so a crash in a later protocol
 keeps the earlier results.
