@@ -2,7 +2,8 @@
 back into the program (``re.sub`` with a function), dicts and sets hashing their keys, a dict's
 keys read through ``items()``. Each program is in tests/data/callgraph/<category>/
 (its expected.json is checked whole by test_callgraph.py); these tests name the edges each
-mechanism adds, their kind, and the plausible wrong ones that must stay absent."""
+mechanism adds, their kind, and the plausible wrong ones that must stay absent. Also sorting
+(``sorted``, ``min``/``max``, ``list.sort``, ``heapq``, ``bisect``) comparing the elements."""
 
 from __future__ import annotations
 
@@ -107,3 +108,28 @@ def test_a_key_read_off_a_module_table_is_hashed(tmp_path):
     assert found.get(("main.register", "main.Curried.__hash__")) == "implicit"
     assert ("main.known", "main.Curried.__hash__") not in found  # f holds no value: not guessed
     assert ("main.register", "main.Curried.__eq__") not in found
+
+
+@pytest.mark.parametrize(("caller", "callee"), [
+    ("main.ordered", "main.Version.__lt__"),  # sorted(xs)
+    ("main.newest", "main.Version.__lt__"),  # max: x > best, reflected to __lt__ (no __gt__)
+    ("main.smaller", "main.Version.__lt__"),  # min(a, b)
+    ("main.in_place", "main.Version.__lt__"),  # list.sort()
+    ("main.queue", "main.Version.__lt__"),  # heapq.heappush / heappop
+    ("main.insert", "main.Version.__lt__"),  # bisect.insort
+    ("main.reflected", "main.Greater.__gt__"),  # a < b with no __lt__: b > a
+    ("main.largest", "main.Both.__gt__"),  # max compares with >
+    ("main.least", "main.Both.__lt__"),  # min with <
+])
+def test_sorting_compares_the_elements(caller, callee):
+    assert kinds("sorting_compares").get((caller, callee)) == "implicit"
+
+
+@pytest.mark.parametrize(("caller", "callee"), [
+    ("main.by_key", "main.Version.__lt__"),  # with key= the keys are compared
+    ("main.largest", "main.Both.__lt__"), ("main.least", "main.Both.__gt__"),  # one operator each
+    ("main.plain", "main.Unordered.__eq__"),  # sorting does not test equality
+    ("main.queue", "main.Greater.__gt__"),  # no Greater is queued
+])
+def test_sorting_draws_nothing_else(caller, callee):
+    assert (caller, callee) not in kinds("sorting_compares")

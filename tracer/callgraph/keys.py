@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from tracer.callgraph.heap import Value
+from tracer.callgraph.ordering import sort_method
 from tracer.callgraph.stored import missing_item
 
 HASHED_KINDS = frozenset(("dict", "set"))
@@ -54,9 +55,11 @@ def contained(s: Any, ins: tuple[Any, ...], g: Any, caller: int, line: int) -> N
 
 
 def container_method(s: Any, site: Any, name: str, recv: Value) -> None:
-    """``d.get(k)``, ``s.add(k)``: the key hashed; ``d.items()``: the constant keys first."""
+    """``d.get(k)``, ``s.add(k)``: the key hashed; ``d.items()``: the constant keys first; ``xs.sort()``."""
     if name in KEYED_METHODS and site.args and not site.args[0][1]:
         key_hashed(s, recv, site.args[0][0], site.caller, site.line)
+    elif name == "sort":  # xs.sort(): the elements compared (ordering.py)
+        sort_method(s, site, recv[1])
     if s.obj_kind.get(recv[1]) != "dict" or site.dst < 0:
         return
     if name == "items":  # the pair calls.py makes: its first is a key
