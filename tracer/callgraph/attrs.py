@@ -15,6 +15,7 @@ from typing import Any
 from tracer.callgraph.calls import Calls
 from tracer.callgraph.heap import CONTAINER_METHODS, Value
 from tracer.callgraph.protocols import STR_CASES, STR_SPLITS
+from tracer.callgraph.regex import pattern_attr
 from tracer.callgraph.stored import KEPT_EXTERNAL, external_read, external_write
 from tracer.callgraph.textio import CALLS as TEXTIO_CALLS
 from tracer.callgraph.textio import textio_attr
@@ -61,6 +62,8 @@ class Attrs(Calls):
             self.add(dst, (self.V("x", f"{v[1]}.{name}"),))
         elif t == "x" and f"{v[1]}.{name}" in KEPT_EXTERNAL:
             self.add(dst, (self.V("x", f"{v[1]}.{name}"),))
+        elif t == "x" and pattern_attr(self, v, name, dst):
+            pass  # re.compile(p).sub: the pattern's method (regex.py)
         elif t == "x":
             # something outside the tree: its attributes are outside too, and the imported name is
             # all that is kept (torch.nn.Module is torch.nn's); dotted names grown from every external

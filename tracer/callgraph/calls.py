@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any, NamedTuple
 
-from tracer.callgraph import stored
+from tracer.callgraph import keys, stored
 from tracer.callgraph.generators import iter_builtin, resumed, spread_by_position
 from tracer.callgraph.heap import ALL, UNK, Value
 from tracer.callgraph.hooks import setattr_unknown
@@ -343,9 +343,10 @@ class Calls(Narrow):
                                                        for v in vals if v[0] == "f"]))
         elif name in ELEMENT_BUILTINS or name in ("map", "filter"):
             oid = ("call", site.id)
-            obj = self.new_obj(oid, "list")
+            obj = self.new_obj(oid, "set" if name in ("set", "frozenset") else "list")
             source = self.arg(site, 1 if name in ("map", "filter") else 0)
             elements = self.elements(source, site.caller) if source >= 0 else -1
+            keys.key_hashed(self, obj, elements, site.caller, site.line)  # set(xs) hashes each x (keys.py)
             if name == "map":
                 result = self.new_var()
                 self.callback(site, self.arg(site, 0), (elements,), result)
@@ -441,6 +442,7 @@ class Calls(Narrow):
             self.str_method(site, name, recv)
             return
         oid = recv[1]
+        keys.container_method(self, site, name, recv)  # a key hashed; keys(), items(): the keys (keys.py)
         a0, a1 = self.arg(site, 0), self.arg(site, 1)
         if name in ("append", "add", "appendleft"):
             self.write(oid, None, a0)

@@ -33,12 +33,12 @@ from tracer.callgraph.generators import resume_consumed, slice_value
 from tracer.callgraph.guards import caught, isa_instr
 from tracer.callgraph.heap import UNK, Value
 from tracer.callgraph.ir import ModuleIR, ScopeIR
+from tracer.callgraph.keys import contained, read_in_source, written_item
 from tracer.callgraph.named import Named
 from tracer.callgraph.protocols import AITER, ITER
 from tracer.callgraph.raised import raised_value
 from tracer.callgraph.registry import RegistryRule
 from tracer.callgraph.seeds import Seeds
-from tracer.callgraph.stored import missing_item
 from tracer.callgraph.valuesets import MAX_KEYS, MAX_VALUES, ValueSets, VarMap
 
 BUILTIN_NAMES = frozenset(dir(builtins))
@@ -371,7 +371,7 @@ class Solver(Seeds, Clones, Named, ValueSets):
         elif op == "setitem":
             obj, key, src = g(ins[1]), g(ins[2]), g(ins[3])
             if len(ins) > 4:  # written in the source (not a literal's slot): an instance's __setitem__ runs
-                self.on(obj, ("", Solver.setitem_value, key, src, n(sbase + ins[4]), n(ins[5])))
+                self.on(obj, ("", written_item, key, src, n(sbase + ins[4]), n(ins[5])))  # keys.py: hashed, stored
             else:
                 self.on(obj, ("o", Solver.setitem_value, key, src))
         elif op == "alloc":
@@ -403,6 +403,7 @@ class Solver(Seeds, Clones, Named, ValueSets):
             names = ITER if op == "iter" else AITER
             self.each(g(ins[2]), lambda v: self.iter_value(v, dst, caller, line, names))
         elif op == "dunder":
+            contained(self, ins, g, n(sbase + ins[5]), n(ins[6]))  # `k in d`: a dict or a set hashes k (keys.py)
             names = tuple(x for x in ins[3] if x in self.dunders)  # what no class defines is never found
             if names:
                 self.on(g(ins[2]), ("i", Calls.implicit_call, names, g(ins[1]), tuple(g(a) for a in ins[4]),
@@ -450,8 +451,7 @@ class Solver(Seeds, Clones, Named, ValueSets):
             self.implicit_call(v, ("__getitem__",), -1, (), caller, line)
         elif v[0] == "o":
             self.keyed(key, lambda k: self.read(v[1], k, dst))
-            if caller >= 0:  # a defaultdict's factory runs
-                missing_item(self, v, caller, line)
+            read_in_source(self, v, key, caller, line)  # in the source: a defaultdict's factory runs, a key hashed
         elif v[0] == "G" and key >= 0:
             self.each(key, lambda k: self.edge(self.export(v[1], k[2]), dst), "k")
 

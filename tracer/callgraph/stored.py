@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from tracer.callgraph import ordering, regex
 from tracer.callgraph.heap import Value
 from tracer.callgraph.textio import CALLS as TEXTIO_CALLS
 from tracer.callgraph.textio import TEXTIO, textio_call
@@ -28,9 +29,9 @@ CALLABLE = frozenset(("f", "b", "c", "sm", "cm", "i", "pa"))
 RETURNS_ARG = {"typing.cast": (1, "val"), "typing_extensions.cast": (1, "val"),
                "functools.update_wrapper": (0, "wrapper")}
 # names read off a module outside the tree that the solver follows (the rest stay the module's value)
-KEPT_EXTERNAL = frozenset((DEFAULTDICT, TEXTIO, *RETURNS_ARG))
+KEPT_EXTERNAL = frozenset((DEFAULTDICT, TEXTIO, *RETURNS_ARG, *regex.KEPT, *ordering.CALLED))
 # what external_call answers: builtins and names outside the tree ("io.<method>": textio.py)
-CALLED_EXTERNAL = frozenset((DEFAULTDICT, *RETURNS_ARG, *(f"io.{m}" for m in TEXTIO_CALLS)))
+CALLED_EXTERNAL = frozenset((DEFAULTDICT, *RETURNS_ARG, *(f"io.{m}" for m in TEXTIO_CALLS), *regex.CALLED, *ordering.CALLED))
 
 
 def init_stored(s: Any) -> None:
@@ -51,6 +52,10 @@ def external_call(s: Any, site: Any, v: Value) -> None:
         defaultdict_made(s, site)
     elif name in RETURNS_ARG:
         s.edge(s.arg(site, *RETURNS_ARG[name]), site.dst)
+    elif name in regex.CALLED:  # re.sub(p, fn, s), re.compile(p).sub(fn, s): fn(match) (regex.py)
+        regex.regex_call(s, site, name)
+    elif name in ordering.CALLED:  # heapq.heappush(h, x), bisect.insort(a, x): elements compared (ordering.py)
+        ordering.external_sort(s, site, name)
     else:  # ("x", "io.<method>", instance): a TextIOWrapper method on an instance of a subclass
         textio_call(s, site, name[3:], v[2])
 
@@ -127,7 +132,8 @@ def no_hook(s: Any, site: Any) -> None:
     pass
 
 
-BUILTIN_HOOKS = {"getattr": unknown_name_read, "hasattr": attribute_probe}  # run first by Calls.builtin
+BUILTIN_HOOKS = {"getattr": unknown_name_read, "hasattr": attribute_probe,  # run first by Calls.builtin
+                 "sorted": ordering.sort_builtin, "min": ordering.sort_builtin, "max": ordering.max_builtin}
 
 
 def partial_call(s: Any, made: Any, site: Any) -> None:
