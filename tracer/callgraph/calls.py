@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any, NamedTuple
 
-from tracer.callgraph import stored
+from tracer.callgraph import members, stored
 from tracer.callgraph.generators import iter_builtin, resumed, spread_by_position
-from tracer.callgraph.heap import ALL, UNK, Value
+from tracer.callgraph.heap import ALL, NAMED, UNK, Value
 from tracer.callgraph.hooks import setattr_unknown
 from tracer.callgraph.ir import ScopeIR
 from tracer.callgraph.narrow import Narrow
@@ -321,7 +321,7 @@ class Calls(Narrow):
 
     def builtin(self, site: Site, name: str) -> None:  # noqa: C901 - one dispatch
         dst = site.dst
-        stored.BUILTIN_HOOKS.get(name, stored.no_hook)(self, site)  # getattr of an unknown name, hasattr (stored.py)
+        stored.BUILTIN_HOOKS.get(name, stored.no_hook)(self, site)  # getattr of an unknown name, hasattr, dir, vars
         if name == "getattr":
             target, attr = self.arg(site, 0), self.arg(site, 1)
             self.edge(self.arg(site, 2), dst)
@@ -378,8 +378,8 @@ class Calls(Narrow):
             oid = ("call", site.id)
             obj = self.new_obj(oid, "dict")
             source = self.arg(site, 0)
-            if source >= 0:
-                self.each(source, lambda v: self.merge_obj(oid, v[1]), "o")
+            if source >= 0:  # a dict copied, pairs keyed (members.py)
+                self.each(source, lambda v: members.dict_of_pairs(self, oid, v), "o")
             for key, var in site.kwargs:
                 if key is not None:
                     self.write(oid, self.V("k", "str", key), var)
@@ -468,12 +468,15 @@ class Calls(Narrow):
             if name == "copy":
                 self.merge_obj(new, oid)
             elif name == "values":
-                self.edge(self.slot(oid, ALL), self.slot(new, UNK))
-                self.edge(self.slot(oid, ALL), self.slot(new, ALL))
+                for every in (ALL, NAMED):
+                    self.edge(self.slot(oid, every), self.slot(new, UNK))
+                    self.edge(self.slot(oid, every), self.slot(new, ALL))
             else:
                 pair = ("pair", site.id)
                 tup = self.new_obj(pair, "tuple")
                 self.write(pair, self.V("k", "int", 1), self.slot(oid, ALL))
+                self.write(pair, self.V("k", "int", 1), self.slot(oid, NAMED))
+                self.write(pair, self.V("k", "int", 0), self.dict_keys(oid))
                 holder = self.new_var()
                 self.add(holder, (tup,))
                 self.write(new, None, holder)
@@ -486,7 +489,7 @@ class Calls(Narrow):
         if key_var < 0:
             fn(None)
             return
-        self.each(key_var, lambda k: fn(k if k[0] == "k" else None))
+        self.each(key_var, lambda k: fn(k if k[0] in "kn" else None))
         self.when_empty(key_var, lambda: fn(None))
 
     # provided by the solver

@@ -11,6 +11,7 @@ from typing import Any
 
 from tracer.callgraph.calls import Site
 from tracer.callgraph.heap import Value
+from tracer.callgraph.members import named_attrs
 from tracer.callgraph.protocols import STR_SPLITS
 from tracer.callgraph.valuesets import VarMap
 
@@ -33,11 +34,26 @@ class Named:
     dyn_attrs: dict[int, Any]
     ns: dict[tuple[str, str], int]
     attr_value: Callable[[Value, str, int, int, int], None]
+    params_seeded: bool
+    queue: list[int]
+    seed_params: Callable[[], None]
+    run_last_rules: Callable[[], None]
+
+    def last_round(self) -> None:
+        """Once nothing else is pending: parameters no call fills are seeded (seeds.py), then the rules
+        waiting for every other one run (heap.binop's prefixes: ``"parse_" + name`` with ``name``
+        still unknown after all that)."""
+        if not self.params_seeded:
+            self.seed_params()
+        if not self.queue:
+            self.run_last_rules()
 
     def getattr_prefix(self, k: Value, dst: int, target: int, site: Site) -> None:
         """``getattr(obj, f"parse_{name}")``: every attribute of obj's class (MRO) named so."""
         if k[0] == "k" and k[1] == "prefix":
             self.on(target, ("", type(self).prefixed_attrs, k[2], dst, site))
+        elif k[0] == "n":  # a name dir(x) / vars(x) gave (members.py)
+            self.on(target, ("", named_attrs, k, dst, site.caller, site.line))
 
     def prefixed_attrs(self, v: Value, prefix: str, dst: int, site: Site) -> None:
         if v[0] in ("i", "c"):

@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from tracer.callgraph.heap import Value
+from tracer.callgraph.members import GETMEMBERS, dir_builtin, getmembers, vars_builtin
 from tracer.callgraph.textio import CALLS as TEXTIO_CALLS
 from tracer.callgraph.textio import TEXTIO, textio_call
 
@@ -28,9 +29,9 @@ CALLABLE = frozenset(("f", "b", "c", "sm", "cm", "i", "pa"))
 RETURNS_ARG = {"typing.cast": (1, "val"), "typing_extensions.cast": (1, "val"),
                "functools.update_wrapper": (0, "wrapper")}
 # names read off a module outside the tree that the solver follows (the rest stay the module's value)
-KEPT_EXTERNAL = frozenset((DEFAULTDICT, TEXTIO, *RETURNS_ARG))
+KEPT_EXTERNAL = frozenset((DEFAULTDICT, TEXTIO, GETMEMBERS, *RETURNS_ARG))
 # what external_call answers: builtins and names outside the tree ("io.<method>": textio.py)
-CALLED_EXTERNAL = frozenset((DEFAULTDICT, *RETURNS_ARG, *(f"io.{m}" for m in TEXTIO_CALLS)))
+CALLED_EXTERNAL = frozenset((DEFAULTDICT, GETMEMBERS, *RETURNS_ARG, *(f"io.{m}" for m in TEXTIO_CALLS)))
 
 
 def init_stored(s: Any) -> None:
@@ -49,6 +50,8 @@ def external_call(s: Any, site: Any, v: Value) -> None:
     name = v[1]
     if name == DEFAULTDICT:
         defaultdict_made(s, site)
+    elif name == GETMEMBERS:
+        getmembers(s, site)
     elif name in RETURNS_ARG:
         s.edge(s.arg(site, *RETURNS_ARG[name]), site.dst)
     else:  # ("x", "io.<method>", instance): a TextIOWrapper method on an instance of a subclass
@@ -98,7 +101,7 @@ def unknown_name_read(s: Any, site: Any) -> None:
     if target < 0 or attr < 0:
         return
     hook = s.site(site.dst, (), site.caller, site.line, "implicit")
-    s.deferred.append((True, lambda: not any(v[0] == "k" for v in s.pts.get(attr, ())),
+    s.deferred.append((True, lambda: not any(v[0] in "kn" for v in s.pts.get(attr, ())),
                        lambda: s.on(target, ("i", lambda inst: s.instance_getattr(inst, hook)))))
 
 
@@ -127,7 +130,8 @@ def no_hook(s: Any, site: Any) -> None:
     pass
 
 
-BUILTIN_HOOKS = {"getattr": unknown_name_read, "hasattr": attribute_probe}  # run first by Calls.builtin
+BUILTIN_HOOKS = {"getattr": unknown_name_read, "hasattr": attribute_probe,  # run first by Calls.builtin
+                 "dir": dir_builtin, "vars": vars_builtin}  # x's attribute names (members.py)
 
 
 def partial_call(s: Any, made: Any, site: Any) -> None:
