@@ -174,3 +174,12 @@ def f(obj):
 f(P())
 ''')
     assert callees(edges(tmp_path), "main.f") == {"main.P.p_x", "main.P.q"}
+
+
+def test_import_module_of_a_known_start_names_every_module_of_that_start():
+    """names_import: ``import_module("app.plugins." + name)`` and ``f"app.plugins.{name}"`` with name
+    unknown: each module of the tree under app.plugins (not app.other's)."""
+    found = edges(DATA / "names_import")
+    for loader in ("app.loader.load", "app.loader.load_f"):
+        assert callees(found, loader) == {"app.plugins.a.setup", "app.plugins.b.setup"}
+    assert callees(found, "app.loader.load_exact") == {"app.other.c.setup"}

@@ -1,7 +1,8 @@
 """Attribute names the program reads off its own values: ``dir(x)``, ``vars(x)``, ``x.__dict__``,
 ``inspect.getmembers(x)`` yield the names of x's attributes; ``getattr(x, name)`` with such a name
 reads those attributes (PLY's ``[(k, getattr(module, k)) for k in dir(module)]``, a plugin loader's
-``for name in dir(mod)``). Plain functions of the solver, hooked from calls.py, named.py and heap.py.
+``for name in dir(mod)``); ``sys.modules["pkg.mod"]`` is that module. Plain functions of the solver,
+hooked from stored.py (builtins), attrs.py, named.py (getattr), calls.py (``dict(pairs)``) and heap.py.
 
 A name of this kind is the value ``("n", base, prefix)``: "the name of an attribute of ``base``
 starting with ``prefix``" (``base`` an instance, a class or a module of the tree). A test
