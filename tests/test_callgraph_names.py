@@ -183,3 +183,30 @@ def test_import_module_of_a_known_start_names_every_module_of_that_start():
     for loader in ("app.loader.load", "app.loader.load_f"):
         assert callees(found, loader) == {"app.plugins.a.setup", "app.plugins.b.setup"}
     assert callees(found, "app.loader.load_exact") == {"app.other.c.setup"}
+
+
+def test_vars_of_an_instance_names_no_method(tmp_path):
+    """``vars(obj)`` is the instance's own fields: its class's methods are not among them;
+    ``vars(type(obj))`` holds them."""
+    (tmp_path / "main.py").write_text('''
+class E:
+    def on_a(self):
+        return 1
+
+
+def of_instance(obj):
+    for name in vars(obj):
+        getattr(obj, name)()
+
+
+def of_class(obj):
+    for name in vars(type(obj)):
+        getattr(obj, name)()
+
+
+of_instance(E())
+of_class(E())
+''')
+    found = edges(tmp_path)
+    assert callees(found, "main.of_instance") == set()
+    assert callees(found, "main.of_class") == {"main.E.on_a"}

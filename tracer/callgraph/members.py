@@ -71,8 +71,9 @@ def names_builtin(s: Any, site: Any, name: str) -> None:
 
 
 def namespace_of(s: Any, oid: Any, v: Value, site: Any) -> None:
-    """The dict ``vars(v)`` / ``v.__dict__``: each name of v under the name's slot, with its value."""
-    if v[0] not in BASES:
+    """The dict ``vars(v)`` of a class or a module: each name of v under the name's slot, with its
+    value (an instance's holds its fields, not its class's names: not read)."""
+    if v[0] not in ("c", "m"):
         return
     values = s.new_var()
     named_attrs(s, v, name_value(s, v), values, site.caller, site.line)
