@@ -14,6 +14,8 @@ from typing import Any
 
 from tracer.callgraph.calls import Calls
 from tracer.callgraph.heap import CONTAINER_METHODS, Value
+from tracer.callgraph.members import SYS_MODULES, dunder_dict, sys_modules
+from tracer.callgraph.prefixes import func_attr_set
 from tracer.callgraph.protocols import STR_CASES, STR_SPLITS
 from tracer.callgraph.regex import pattern_attr
 from tracer.callgraph.stored import KEPT_EXTERNAL, external_read, external_write
@@ -36,6 +38,9 @@ class Attrs(Calls):
 
     def attr_value(self, v: Value, name: str, dst: int, caller: int, line: int) -> None:
         t = v[0]
+        if name == "__dict__" and t in ("c", "m"):  # a namespace as a dict of names (members.py)
+            dunder_dict(self, v, dst, caller, line)
+            return
         if t in ("i", "c", "s"):
             if t == "i" and name == "__class__":
                 self.add(dst, (self.V("c", v[1]),))
@@ -60,6 +65,8 @@ class Attrs(Calls):
             self.add(dst, (self.V("B", f"property.{name}"),))  # a property subclass calling its base
         elif t == "x" and (v[1], name) in (("functools", "partial"), ("types", "MethodType"), ("importlib", "import_module")):
             self.add(dst, (self.V("x", f"{v[1]}.{name}"),))
+        elif t == "x" and f"{v[1]}.{name}" == SYS_MODULES:  # a dict of the tree's modules by name
+            sys_modules(self, dst)
         elif t == "x" and f"{v[1]}.{name}" in KEPT_EXTERNAL:
             self.add(dst, (self.V("x", f"{v[1]}.{name}"),))
         elif t == "x" and pattern_attr(self, v, name, dst):
@@ -200,6 +207,8 @@ class Attrs(Calls):
             self.edge(src, self.class_attr_var(v[1], name))
         elif t == "x":
             external_write(self, v, name, src)
+        elif t in ("f", "b"):  # rule_func._params = params: hasattr(rule_func, "_params") (prefixes.py)
+            func_attr_set(self, v, name)
         elif t == "m" and v[1] in self.modules:
             var = self.ns.get((v[1], name))
             if var is None:

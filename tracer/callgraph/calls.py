@@ -1,17 +1,16 @@
-"""Calls: binding arguments to parameters (positional, keyword, ``*args``,
-``**kwargs``, defaults), constructors through the MRO, bound methods, parameters
-returned unchanged (per call site), the builtins that move values or call what
-they are given (``getattr``, ``dict``, ``sorted(key=)``, ``map``, ...). A mixin of
-the solver."""
+"""Calls: binding arguments to parameters (positional, keyword, ``*args``, ``**kwargs``, defaults),
+constructors through the MRO, bound methods, parameters returned unchanged (per call site), the
+builtins that move values or call what they are given (``getattr``, ``dict``, ``sorted(key=)``,
+``map``, ...). A mixin of the solver."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from typing import Any, NamedTuple
 
-from tracer.callgraph import keys, stored
+from tracer.callgraph import keys, members, stored
 from tracer.callgraph.generators import iter_builtin, resumed, spread_by_position
-from tracer.callgraph.heap import ALL, UNK, Value
+from tracer.callgraph.heap import ALL, NAMED, UNK, Value
 from tracer.callgraph.hooks import setattr_unknown
 from tracer.callgraph.ir import ScopeIR
 from tracer.callgraph.narrow import Narrow
@@ -321,7 +320,7 @@ class Calls(Narrow):
 
     def builtin(self, site: Site, name: str) -> None:  # noqa: C901 - one dispatch
         dst = site.dst
-        stored.BUILTIN_HOOKS.get(name, stored.no_hook)(self, site)  # getattr of an unknown name, hasattr (stored.py)
+        stored.BUILTIN_HOOKS.get(name, stored.no_hook)(self, site)  # getattr of an unknown name, hasattr, dir, vars
         if name == "getattr":
             target, attr = self.arg(site, 0), self.arg(site, 1)
             self.edge(self.arg(site, 2), dst)
@@ -379,8 +378,8 @@ class Calls(Narrow):
             oid = ("call", site.id)
             obj = self.new_obj(oid, "dict")
             source = self.arg(site, 0)
-            if source >= 0:
-                self.each(source, lambda v: self.merge_obj(oid, v[1]), "o")
+            if source >= 0:  # a dict copied, pairs keyed (members.py)
+                self.each(source, lambda v: members.dict_of_pairs(self, oid, v), "o")
             for key, var in site.kwargs:
                 if key is not None:
                     self.write(oid, self.V("k", "str", key), var)
@@ -442,7 +441,7 @@ class Calls(Narrow):
             self.str_method(site, name, recv)
             return
         oid = recv[1]
-        keys.container_method(self, site, name, recv)  # a key hashed; keys(), items(): the keys (keys.py)
+        keys.container_method(self, site, name, recv)  # a key hashed; a key hashed, a list sorted (keys.py)
         a0, a1 = self.arg(site, 0), self.arg(site, 1)
         if name in ("append", "add", "appendleft"):
             self.write(oid, None, a0)
@@ -470,12 +469,15 @@ class Calls(Narrow):
             if name == "copy":
                 self.merge_obj(new, oid)
             elif name == "values":
-                self.edge(self.slot(oid, ALL), self.slot(new, UNK))
-                self.edge(self.slot(oid, ALL), self.slot(new, ALL))
+                for every in (ALL, NAMED):
+                    self.edge(self.slot(oid, every), self.slot(new, UNK))
+                    self.edge(self.slot(oid, every), self.slot(new, ALL))
             else:
                 pair = ("pair", site.id)
                 tup = self.new_obj(pair, "tuple")
                 self.write(pair, self.V("k", "int", 1), self.slot(oid, ALL))
+                self.write(pair, self.V("k", "int", 1), self.slot(oid, NAMED))
+                self.write(pair, self.V("k", "int", 0), self.dict_keys(oid))
                 holder = self.new_var()
                 self.add(holder, (tup,))
                 self.write(new, None, holder)
@@ -488,7 +490,7 @@ class Calls(Narrow):
         if key_var < 0:
             fn(None)
             return
-        self.each(key_var, lambda k: fn(k if k[0] == "k" else None))
+        self.each(key_var, lambda k: fn(k if k[0] in "kn" else None))
         self.when_empty(key_var, lambda: fn(None))
 
     # provided by the solver

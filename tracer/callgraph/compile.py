@@ -11,6 +11,7 @@ from typing import Any
 from tracer.callgraph.exprs import ExprCompiler, Shape, const_key
 from tracer.callgraph.guards import narrowings
 from tracer.callgraph.ir import ClassIR, ModuleIR, ScopeIR
+from tracer.callgraph.prefixes import prefix_narrowings
 from tracer.callgraph.protocols import BINOPS
 from tracer.callgraph.scopes import Scope, assigned_names
 from tracer.index.source import resolve_relative
@@ -35,13 +36,16 @@ class Compiler(ExprCompiler):
         scope.env = {n: frozenset().union(*(e.get(n, frozenset()) for e in envs)) for n in names}
 
     def branches(self, scope: Scope, bodies: list[list[ast.stmt]], fallthrough_start: bool = False,
-                 narrowed: list[tuple[str, int]] | None = None) -> bool:
+                 narrowed: list[tuple[str, int]] | None = None,
+                 narrowed_else: list[tuple[str, int]] | None = None) -> bool:
         start = dict(scope.env)
         ends = [dict(start)] if fallthrough_start else []
         for i, body in enumerate(bodies):
             scope.env = dict(start)
             if i == 0 and narrowed:  # the first body runs only where the test holds (guards.py)
                 scope.env.update((name, frozenset((var,))) for name, var in narrowed)
+            if i == 1 and narrowed_else:  # the else only where it fails (prefixes.py)
+                scope.env.update((name, frozenset((var,))) for name, var in narrowed_else)
             if self.block(scope, body):
                 ends.append(scope.env)
         if not ends:
@@ -60,7 +64,9 @@ class Compiler(ExprCompiler):
             scope.env[name] = frozenset((phi,))
         if head is not None:
             head()
+        self.__dict__.setdefault("loop_phis", []).append(phis)  # continue/break join here (jumped)
         self.block(scope, body)
+        self.__dict__["loop_phis"].pop()
         for name, phi in phis.items():
             for v in scope.env.get(name, ()):
                 self.copy(phi, v)
@@ -95,7 +101,9 @@ class Compiler(ExprCompiler):
             return False
         elif isinstance(node, ast.If):
             self.expr(scope, node.test)
-            return self.branches(scope, [node.body, node.orelse], narrowed=narrowings(self, scope, node.test))
+            return self.branches(scope, [node.body, node.orelse],
+                                 narrowed=narrowings(self, scope, node.test) + prefix_narrowings(self, scope, node.test),
+                                 narrowed_else=prefix_narrowings(self, scope, node.test, negated=True))
         elif isinstance(node, (ast.For, ast.AsyncFor)):
             source = self.expr(scope, node.iter)
 
@@ -127,6 +135,12 @@ class Compiler(ExprCompiler):
             for value in reversed(managers):
                 self.emit("dunder", -1, value, (exit_,), (-1, -1, -1), scope.edge, node.lineno)
             return ok
+        elif isinstance(node, (ast.Continue, ast.Break)) and self.__dict__.get("loop_phis"):
+            # what follows ``if not ok: continue`` runs only where ok held (prefixes.py narrows it)
+            for name, phi in self.__dict__["loop_phis"][-1].items():
+                for v in scope.env.get(name, ()):
+                    self.copy(phi, v)
+            return False
         elif isinstance(node, ast.Raise):
             exc = self.expr(scope, node.exc)
             self.expr(scope, node.cause)

@@ -10,6 +10,7 @@ from typing import Any
 
 from tracer.bind.syntax import super_call, super_method
 from tracer.callgraph.ir import Instr, Param, ScopeIR
+from tracer.callgraph.prefixes import prefix_narrowings
 from tracer.callgraph.protocols import OperatorCompiler
 from tracer.callgraph.scopes import Scope, analyse_scope
 
@@ -305,6 +306,8 @@ class ExprCompiler(OperatorCompiler):
             self.assign(scope, gen.target, element)
             for cond in gen.ifs:
                 self.expr(scope, cond)
+                # the element past ``if name.startswith("p_")`` is a name of that start (prefixes.py)
+                scope.env.update((name, frozenset((var,))) for name, var in prefix_narrowings(self, scope, cond))
         dst = self.var()
         self.emit("alloc", dst, "dict" if isinstance(node, ast.DictComp) else "list", -1)
         if isinstance(node, ast.DictComp):

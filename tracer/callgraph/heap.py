@@ -9,12 +9,14 @@ from typing import Any
 
 from tracer.bind.mro import after as mro_after
 from tracer.bind.mro import linearize
+from tracer.callgraph.members import slot_made
 from tracer.callgraph.protocols import PREFIX
 from tracer.callgraph.valuesets import VarMap
 
 Value = tuple[Any, ...]
 MAX_JOINED = 64  # strings a binop may make from known string parts
 ALL, UNK = ("*all",), ("*unk",)  # every value of a container / values stored under an unknown key
+NAMED = ("*named",)  # every value a container keeps under names of attributes (members.py)
 CONTAINER_METHODS = {"append", "add", "insert", "extend", "update", "setdefault", "get", "pop", "values",
                      "items", "copy", "sort", "popitem", "appendleft"}
 
@@ -28,6 +30,7 @@ class Heap:
     modules: set[str]
     packages: set[str]
     dyn_attrs: dict[int, dict[str, int]]
+    named_slots: dict[Any, list[Any]]
 
     def new_var(self) -> int:
         raise NotImplementedError
@@ -63,7 +66,9 @@ class Heap:
         self.mro_cache: dict[int, list[int]] = {}
         self.subs: dict[int, list[list[Any]]] = {}  # class -> [name, after, fn, delivered]
         self.children: dict[int, set[int]] = {}  # class -> the classes naming it as a base
-        self.prefixed: set[Any] = set()  # binops whose string is known only by its start
+        self.prefixed: dict[Any, bool] = {}  # binops whose string is known only by its start: fired?
+        self.named_slots: dict[Any, list[Any]] = {}  # container -> its slots keyed by names (members.py)
+        self.last_rules: list[tuple[int, Any]] = []  # (var, fire): fire() if var is empty once all else is done
         self.keys_vars: dict[Any, int] = {}  # dict -> the var of its constant keys (what iterating it yields)
 
     # -- MRO ------------------------------------------------------------------------------
@@ -146,8 +151,10 @@ class Heap:
         if var is None:
             var = self.slots[(oid, key)] = self.new_var()
             self.obj_keys.setdefault(oid, []).append(key)
-            if oid in self.keys_vars and key[0] == "k":
+            if oid in self.keys_vars and key[0] in "kn":
                 self.add(self.keys_vars[oid], (key,))
+            if key[0] == "n" or oid in self.named_slots:  # names of attributes (members.py)
+                slot_made(self, oid, key, var)
             for dst_oid in list(self.key_listeners.get(oid, ())):
                 self.edge(var, self.slot(dst_oid, key))
         return var
@@ -157,7 +164,7 @@ class Heap:
         var = self.keys_vars.get(oid)
         if var is None:
             var = self.keys_vars[oid] = self.new_var()
-            self.add(var, [k for k in self.obj_keys.get(oid, ()) if k[0] == "k"])
+            self.add(var, [k for k in self.obj_keys.get(oid, ()) if k[0] in "kn"])
         return var
 
     def norm_key(self, oid: Any, key: Value) -> Any:
@@ -166,7 +173,8 @@ class Heap:
         return key
 
     def write(self, oid: Any, key: Value | None, src: int) -> None:
-        self.edge(src, self.slot(oid, ALL))
+        # what a name of dir() keys is apart: a read whose key stays unknown (ALL) selects none of it
+        self.edge(src, self.slot(oid, NAMED if key is not None and key[0] == "n" else ALL))
         self.edge(src, self.slot(oid, UNK if key is None else self.norm_key(oid, key)))
 
     def read(self, oid: Any, key: Value | None, dst: int) -> None:
@@ -202,9 +210,16 @@ class Heap:
             # no name anyone looks up, and recomputing it on every new value was quadratic
             if ls and rs and len(ls) * len(rs) <= MAX_JOINED:
                 self.add(dst, [self.V("k", "str", x + y) for x in ls for y in rs])
-            if ls and not rs and len(ls) <= MAX_JOINED and oid not in self.prefixed:
-                self.prefixed.add(oid)  # "parse_" + name with name no known string: a prefix at the end
-                self.when_empty(b, lambda: self.add(dst, [self.V("k", "prefix", x) for x in ls if PREFIX.fullmatch(x)]))
+            if ls and not rs and len(ls) <= MAX_JOINED:
+                # "parse_" + name with name no known string: a prefix, once every other rule is done
+                # (solve.py's last rules: a name filled by a late rule, self of a method no call
+                # reached, made no prefix), of every start the left side holds then and later (not
+                # those of the first call only: which came first was the answer)
+                if oid not in self.prefixed:
+                    self.prefixed[oid] = False
+                    self.last_rules.append((b, lambda: self.prefix_all(oid, a, b, dst)))
+                elif self.prefixed[oid]:
+                    self.prefix_all(oid, a, b, dst)
             objs = [v for v in left + right if v[0] == "o"]
             if objs:
                 self.add(dst, (self.new_obj(oid, "list"),))
@@ -212,6 +227,19 @@ class Heap:
                     self.merge_obj(oid, v[1])
         self.on(a, combine)
         self.on(b, combine)
+
+    def run_last_rules(self) -> None:
+        """The rules that wait for every other one (solve.py, once parameters are seeded)."""
+        rules, self.last_rules = self.last_rules, []
+        for var, fire in rules:
+            if not self.pts.get(var):
+                fire()
+
+    def prefix_all(self, oid: Any, a: int, b: int, dst: int) -> None:
+        self.prefixed[oid] = True
+        left = [x[2] for x in tuple(self.pts.get(a, ())) if x[0] == "k" and x[1] == "str"]
+        if len(left) <= MAX_JOINED:
+            self.add(dst, [self.V("k", "prefix", x) for x in left if PREFIX.fullmatch(x)])
 
     # -- attributes ---------------------------------------------------------------------------
     def field(self, inst: Value, name: str) -> int:

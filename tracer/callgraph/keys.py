@@ -60,7 +60,4 @@ def container_method(s: Any, site: Any, name: str, recv: Value) -> None:
         key_hashed(s, recv, site.args[0][0], site.caller, site.line)
     elif name == "sort":  # xs.sort(): the elements compared (ordering.py)
         sort_method(s, site, recv[1])
-    if s.obj_kind.get(recv[1]) != "dict" or site.dst < 0:
-        return
-    if name == "items":  # the pair calls.py makes: its first is a key
-        s.write(("pair", site.id), s.V("k", "int", 0), s.dict_keys(recv[1]))
+    # d.items(): calls.py makes each pair's first the dict's keys

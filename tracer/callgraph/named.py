@@ -1,7 +1,8 @@
 """Names the program spells as strings: ``"pkg.mod.fn".rsplit(".", 1)`` gives the known parts,
 ``importlib.import_module("pkg.mod")`` of a module of the tree is that module (a plugin table of
-dotted names, split and imported, then ``getattr(module, name)``). Only constants: a name built
-at run time stays unknown. And ``types.MethodType(fn, obj)``, a function bound by hand. A mixin of
+dotted names, split and imported, then ``getattr(module, name)``); one known by its dotted start
+(``f"pkg.plugins.{name}"``) is each module of the tree of that start. A name built at run time
+from nothing known stays unknown. And ``types.MethodType(fn, obj)``, a function bound by hand. A mixin of
 the solver."""
 
 from __future__ import annotations
@@ -11,8 +12,11 @@ from typing import Any
 
 from tracer.callgraph.calls import Site
 from tracer.callgraph.heap import Value
+from tracer.callgraph.members import named_attrs
 from tracer.callgraph.protocols import STR_SPLITS
 from tracer.callgraph.valuesets import VarMap
+
+MAX_PLUGINS = 64  # modules one import_module of a known start may name
 
 
 class Named:
@@ -32,12 +36,30 @@ class Named:
     class_attrs: list[dict[str, int]]
     dyn_attrs: dict[int, Any]
     ns: dict[tuple[str, str], int]
+    modules: set[str]
+    packages: set[str]
+    prefix: str
     attr_value: Callable[[Value, str, int, int, int], None]
+    params_seeded: bool
+    queue: list[int]
+    seed_params: Callable[[], None]
+    run_last_rules: Callable[[], None]
+
+    def last_round(self) -> None:
+        """Once nothing else is pending: parameters no call fills are seeded (seeds.py), then the rules
+        waiting for every other one run (heap.binop's prefixes: ``"parse_" + name`` with ``name``
+        still unknown after all that)."""
+        if not self.params_seeded:
+            self.seed_params()
+        if not self.queue:
+            self.run_last_rules()
 
     def getattr_prefix(self, k: Value, dst: int, target: int, site: Site) -> None:
         """``getattr(obj, f"parse_{name}")``: every attribute of obj's class (MRO) named so."""
         if k[0] == "k" and k[1] == "prefix":
             self.on(target, ("", type(self).prefixed_attrs, k[2], dst, site))
+        elif k[0] == "n":  # a name dir(x) / vars(x) gave (members.py)
+            self.on(target, ("", named_attrs, k, dst, site.caller, site.line))
 
     def prefixed_attrs(self, v: Value, prefix: str, dst: int, site: Site) -> None:
         if v[0] in ("i", "c"):
@@ -87,6 +109,16 @@ class Named:
             return
         self.each(site.args[0][0], lambda k: self.add(dst, (self.module_value(k[2]),)) if self.in_tree(k[2]) else None,
                   "k")
+        self.each(site.args[0][0], lambda k: self.import_prefixed(k[2], dst) if k[0] == "k" and k[1] == "prefix" else None)
+
+    def import_prefixed(self, start: str, dst: int) -> None:
+        """``import_module(f"pkg.plugins.{name}")``: every module of the tree whose name starts so (a
+        dotted start only: a bare one names no package)."""
+        if "." not in start:
+            return
+        found = [m for m in sorted({*self.modules, *self.packages}) if m.startswith(start) or
+                 self.prefix and m.startswith(f"{self.prefix}.{start}")]
+        self.add(dst, [self.V("m", m) for m in found[:MAX_PLUGINS]])
 
     def method_type(self, site: Site) -> None:
         """``types.MethodType(fn, obj)``: fn bound to obj (``md.inline.process_text = MethodType(f, md.inline)``)."""

@@ -30,6 +30,7 @@ from __future__ import annotations
 from typing import Any
 
 from tracer.callgraph.heap import Heap, Value
+from tracer.callgraph.prefixes import NAME_TESTS, name_test
 
 MAX_RECEIVERS = 8  # receivers of one method whose results are kept apart
 
@@ -73,6 +74,8 @@ class Narrow(Heap):
         self.add(var, (v,))
 
     def narrow_instr(self, param: int, classes: tuple[int, ...], names: tuple[str, ...]) -> None:
+        if names and names[0] in NAME_TESTS:  # a local narrowed by a name test: prefixes.py
+            return name_test(self, names[0], param, classes[0], names[1])
         self.narrowed[param] = classes
         self.narrowed_names[param] = names
 

@@ -21,7 +21,7 @@ COMPARE = {ast.Eq: ("__eq__",), ast.NotEq: ("__ne__", "__eq__"), ast.Lt: ("__lt_
            ast.NotIn: ("__contains__", "__iter__")}
 
 
-PREFIX = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
+PREFIX = re.compile(r"[A-Za-z_][A-Za-z0-9_.]{0,63}")  # a name's start, or a dotted module name's
 
 STR_CASES = {"lower", "upper", "casefold"}  # what a string's case change keeps of a known start
 STR_SPLITS = {"split", "rsplit", "partition", "rpartition"}  # a known string's parts: "pkg.mod.fn".rsplit(".", 1)

@@ -314,8 +314,8 @@ class Solver(Seeds, Clones, Named, ValueSets):
                         if holds():
                             fire()
                 # last: the protocol's receivers are the entry classes, not what their attributes suggest
-                if late and not self.queue and seeded and not self.entry_rules and not self.params_seeded:
-                    self.seed_params()
+                if late and not self.queue and seeded and not self.entry_rules:  # then heap.binop's prefixes
+                    self.last_round()
                 if self.queue:
                     break
             if not self.queue:
@@ -444,7 +444,7 @@ class Solver(Seeds, Clones, Named, ValueSets):
         self.when_empty(key, (Solver.write, oid, None, src))
 
     def write_key(self, k: Value, oid: Any, src: int) -> None:
-        self.write(oid, k if k[0] == "k" else None, src)
+        self.write(oid, k if k[0] in "kn" else None, src)  # "n": a name of dir() (members.py)
 
     def item_value(self, v: Value, key: int, dst: int, caller: int = -1, line: int = 0) -> None:
         if v[0] == "i" and caller >= 0 and "__getitem__" in self.dunders:

@@ -19,6 +19,7 @@ from typing import Any
 
 from tracer.callgraph import ordering, regex
 from tracer.callgraph.heap import Value
+from tracer.callgraph.members import GETMEMBERS, dir_builtin, getmembers, vars_builtin
 from tracer.callgraph.textio import CALLS as TEXTIO_CALLS
 from tracer.callgraph.textio import TEXTIO, textio_call
 
@@ -29,9 +30,10 @@ CALLABLE = frozenset(("f", "b", "c", "sm", "cm", "i", "pa"))
 RETURNS_ARG = {"typing.cast": (1, "val"), "typing_extensions.cast": (1, "val"),
                "functools.update_wrapper": (0, "wrapper")}
 # names read off a module outside the tree that the solver follows (the rest stay the module's value)
-KEPT_EXTERNAL = frozenset((DEFAULTDICT, TEXTIO, *RETURNS_ARG, *regex.KEPT, *ordering.CALLED))
+KEPT_EXTERNAL = frozenset((DEFAULTDICT, TEXTIO, GETMEMBERS, *RETURNS_ARG, *regex.KEPT, *ordering.CALLED))
 # what external_call answers: builtins and names outside the tree ("io.<method>": textio.py)
-CALLED_EXTERNAL = frozenset((DEFAULTDICT, *RETURNS_ARG, *(f"io.{m}" for m in TEXTIO_CALLS), *regex.CALLED, *ordering.CALLED))
+CALLED_EXTERNAL = frozenset((DEFAULTDICT, GETMEMBERS, *RETURNS_ARG, *(f"io.{m}" for m in TEXTIO_CALLS), *regex.CALLED,
+                             *ordering.CALLED))
 
 
 def init_stored(s: Any) -> None:
@@ -50,6 +52,8 @@ def external_call(s: Any, site: Any, v: Value) -> None:
     name = v[1]
     if name == DEFAULTDICT:
         defaultdict_made(s, site)
+    elif name == GETMEMBERS:
+        getmembers(s, site)
     elif name in RETURNS_ARG:
         s.edge(s.arg(site, *RETURNS_ARG[name]), site.dst)
     elif name in regex.CALLED:  # re.sub(p, fn, s), re.compile(p).sub(fn, s): fn(match) (regex.py)
@@ -103,7 +107,7 @@ def unknown_name_read(s: Any, site: Any) -> None:
     if target < 0 or attr < 0:
         return
     hook = s.site(site.dst, (), site.caller, site.line, "implicit")
-    s.deferred.append((True, lambda: not any(v[0] == "k" for v in s.pts.get(attr, ())),
+    s.deferred.append((True, lambda: not any(v[0] in "kn" for v in s.pts.get(attr, ())),
                        lambda: s.on(target, ("i", lambda inst: s.instance_getattr(inst, hook)))))
 
 
@@ -133,7 +137,8 @@ def no_hook(s: Any, site: Any) -> None:
 
 
 BUILTIN_HOOKS = {"getattr": unknown_name_read, "hasattr": attribute_probe,  # run first by Calls.builtin
-                 "sorted": ordering.sort_builtin, "min": ordering.sort_builtin, "max": ordering.max_builtin}
+                 "sorted": ordering.sort_builtin, "min": ordering.sort_builtin, "max": ordering.max_builtin,
+                 "dir": dir_builtin, "vars": vars_builtin}  # x's attribute names (members.py)
 
 
 def partial_call(s: Any, made: Any, site: Any) -> None:

@@ -1,0 +1,6 @@
+def setup():
+    return 3
+
+
+def unused():
+    return 0
