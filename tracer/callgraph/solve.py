@@ -35,11 +35,11 @@ from tracer.callgraph.heap import UNK, Value
 from tracer.callgraph.ir import ModuleIR, ScopeIR
 from tracer.callgraph.named import Named
 from tracer.callgraph.protocols import AITER, ITER
-from tracer.callgraph.raised import raised_value
 from tracer.callgraph.registry import RegistryRule
 from tracer.callgraph.seeds import Seeds
 from tracer.callgraph.stored import missing_item
 from tracer.callgraph.valuesets import MAX_KEYS, MAX_VALUES, ValueSets, VarMap
+from tracer.callgraph.watchers import construct_raised, iter_into, merge_into, raised, read_slots, super_of, unpack_into
 
 BUILTIN_NAMES = frozenset(dir(builtins))
 MAX_ROUNDS = 40
@@ -183,7 +183,7 @@ class Solver(Seeds, Clones, Named, ValueSets):
             order.append(dst)
         have = self.pts[src]
         if have:
-            self.add(dst, have, have) if have.__class__ is tuple else self.add(dst, tuple(have))
+            self.add(dst, have if have.__class__ is tuple else tuple(have), have)
 
     def on(self, var: int, fn: Watcher) -> None:
         """fn(values) for the values of ``var``, now and as they arrive. A watcher is a callable, or
@@ -191,13 +191,15 @@ class Solver(Seeds, Clones, Named, ValueSets):
         (f(self, v, *args)): plain data where a closure per instruction was most of the memory."""
         if var < 0:
             return
-        ws = self.watch[var]  # a tuple while few: a list's spare room was most of their memory
+        ws = self.watch[var]  # the watcher alone (most), a tuple while few, then a list
         if ws is None:
-            self.watch[var] = (fn,)
-        elif ws.__class__ is tuple:
-            self.watch[var] = (*ws, fn) if len(ws) < SMALL_SUCC else [*ws, fn]
-        else:
+            self.watch[var] = fn
+        elif ws.__class__ is list:
             ws.append(fn)
+        elif ws.__class__ is not tuple or ws[0].__class__ is str:
+            self.watch[var] = (ws, fn)
+        else:
+            self.watch[var] = (*ws, fn) if len(ws) < SMALL_SUCC else [*ws, fn]
         have = self.pts[var]
         if have:
             self.fire(fn, tuple(have))
@@ -233,11 +235,11 @@ class Solver(Seeds, Clones, Named, ValueSets):
             out = succ[var]
             if out is not None:
                 whole = self.pts[var]
-                if whole.__class__ is not tuple:
-                    whole = None
                 for dst in (out,) if out.__class__ is int else out if out.__class__ is tuple else tuple(out[0]):
                     self.add(dst, delta, whole)
-            for fn in tuple(watch[var] or ()):
+            ws = watch[var]  # one watcher (a callable, or a tuple tagged by a str), a tuple of them, a list
+            for fn in () if ws is None else tuple(ws) if ws.__class__ is list else (
+                    ws if ws.__class__ is tuple and ws[0].__class__ is not str else (ws,)):
                 if fn.__class__ is tuple:
                     self.fire(fn, delta)
                 else:
@@ -377,8 +379,7 @@ class Solver(Seeds, Clones, Named, ValueSets):
         elif op == "alloc":
             self.add(g(ins[1]), (self.new_obj(g(ins[1]), ins[2], ins[3]),))
         elif op == "merge":
-            dst, src = g(ins[1]), g(ins[2])
-            self.each(src, lambda v: self.merge_obj(dst, v[1]), "o")
+            self.on(g(ins[2]), ("o", merge_into, g(ins[1])))
         elif op == "call":
             site = Site(len(self.sites), g(ins[1]), tuple((g(a), s) for a, s in ins[3]),
                         tuple((k, g(a)) for k, a in ins[4]), n(sbase + ins[5]), n(ins[6]), ins[7], ins[8])
@@ -390,8 +391,7 @@ class Solver(Seeds, Clones, Named, ValueSets):
         elif op == "super":
             dst, self_var, cls_var = g(ins[1]), g(ins[3]), g(ins[4])
             if ins[2] >= 0:
-                cid = cbase + ins[2]
-                self.on(self_var, lambda vals: self.add(dst, [self.V("s", cid, v) for v in vals if v[0] in "ic"]))
+                self.on(self_var, ("", super_of, cbase + ins[2], dst))
             elif cls_var >= 0:
                 def pairs(_: Iterable[Value]) -> None:
                     self.add(dst, [self.V("s", c[1], v) for c in tuple(self.pts.get(cls_var, ())) if c[0] == "c"
@@ -399,26 +399,23 @@ class Solver(Seeds, Clones, Named, ValueSets):
                 self.on(cls_var, pairs)
                 self.on(self_var, pairs)
         elif op == "iter" or op == "aiter":
-            dst, caller, line = g(ins[1]), n(sbase + ins[3]), n(ins[4])
-            names = ITER if op == "iter" else AITER
-            self.each(g(ins[2]), lambda v: self.iter_value(v, dst, caller, line, names))
+            self.on(g(ins[2]), ("", iter_into, g(ins[1]), n(sbase + ins[3]), n(ins[4]), ITER if op == "iter" else AITER))
         elif op == "dunder":
             names = tuple(x for x in ins[3] if x in self.dunders)  # what no class defines is never found
             if names:
                 self.on(g(ins[2]), ("i", Calls.implicit_call, names, g(ins[1]), tuple(g(a) for a in ins[4]),
                                     n(sbase + ins[5]), n(ins[6])))
         elif op == "unpack":
-            dst, index = g(ins[1]), ins[3]
-            index_key = self.V("k", "int", index) if index >= 0 else None
-            self.each(g(ins[2]), lambda v: self.read(v[1], index_key, dst), "o")
+            index_key = self.V("k", "int", ins[3]) if ins[3] >= 0 else None
+            self.on(g(ins[2]), ("o", unpack_into, index_key, g(ins[1])))
         elif op == "star_unpack":
             dst, rest = g(ins[1]), ("unpacked", g(ins[1]))
             self.add(dst, (self.new_obj(rest, "list"),))
-            self.each(g(ins[2]), lambda v: self.merge_obj(rest, v[1]), "o")
+            self.on(g(ins[2]), ("o", merge_into, rest))
         elif op == "raise":
             site = self.site(-1, (), n(sbase + ins[2]), n(ins[3]), "constructor")
-            self.each(g(ins[1]), lambda v: self.construct(site, v[1]), "c")
-            self.each(g(ins[1]), lambda v: raised_value(self, v))
+            self.on(g(ins[1]), ("c", construct_raised, site))
+            self.on(g(ins[1]), ("", raised, None))
         elif op == "instance":
             caught(self, g(ins[1]), g(ins[2]))
         elif op == "binop":
@@ -449,7 +446,7 @@ class Solver(Seeds, Clones, Named, ValueSets):
         if v[0] == "i" and caller >= 0 and "__getitem__" in self.dunders:
             self.implicit_call(v, ("__getitem__",), -1, (), caller, line)
         elif v[0] == "o":
-            self.keyed(key, lambda k: self.read(v[1], k, dst))
+            read_slots(self, v[1], key, dst)
             if caller >= 0:  # a defaultdict's factory runs
                 missing_item(self, v, caller, line)
         elif v[0] == "G" and key >= 0:

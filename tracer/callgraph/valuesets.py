@@ -30,10 +30,17 @@ class VarMap(list):  # type: ignore[type-arg]
         return default if found is None else found
 
 
-class Full(dict):  # type: ignore[type-arg]
-    """The values of a variable the budget has filled: it takes no more, so the variables holding
-    the same values in the same order share one (sglang/srt: ~18,000 full variables, a few
-    thousand distinct, ~130 MB); copied before any change (a variable seeded later leaves the budget)."""
+class Values(dict):  # type: ignore[type-arg]
+    """The values of a variable holding more than :data:`SMALL_VALUES` (keys only, in order)."""
+
+    __slots__ = ()
+
+
+class Full(Values):
+    """Values shared by several variables, copied before any change: a full variable's (the budget
+    fills it, it takes no more: the variables holding the same values in the same order share one;
+    sglang/srt: ~18,000 full variables, a few thousand distinct, ~130 MB), and a copy's, holding
+    what its source holds in the same order (most variables of 9-255 values are copies: ~60 MB)."""
 
     __slots__ = ()
 
@@ -49,21 +56,24 @@ class ValueSets:
         self.singles: dict[int, tuple[Value]] = {}  # id(value) -> (value,), kept with the value
 
     def keep(self, var: int, have: Any, new: list[Value], whole: Any) -> None:
-        """``var`` holds ``have`` and ``new`` from now on; ``whole``: the tuple of every value of the
-        variable they come from, shared where ``var`` ends up holding the same (most variables are
-        copies of another: sglang/srt's ~760,000 small tuples were ~170,000 distinct)."""
+        """``var`` holds ``have`` and ``new`` from now on; ``whole``: every value of the variable
+        they come from, shared where ``var`` ends up holding the same in the same order (most
+        variables are copies of another: sglang/srt's ~760,000 small tuples were ~170,000 distinct)."""
+        if have.__class__ is tuple and len(have) + len(new) <= SMALL_VALUES:
+            if not have and len(new) == 1:
+                self.pts[var] = self.single(new[0])
+            elif whole is not None and len(whole) == len(have) + len(new) and whole == (*have, *new):
+                self.pts[var] = whole
+            else:
+                self.pts[var] = (*have, *new)
+            return
+        if whole is not None and whole.__class__ is not tuple and self.same_values(whole, have, new):
+            self.pts[var] = whole
+            return
         if have.__class__ is tuple:
-            if len(have) + len(new) <= SMALL_VALUES:
-                if not have and len(new) == 1:
-                    self.pts[var] = self.single(new[0])
-                elif whole is not None and len(whole) == len(have) + len(new) and whole == (*have, *new):
-                    self.pts[var] = whole
-                else:
-                    self.pts[var] = (*have, *new)
-                return
-            self.pts[var] = have = dict.fromkeys((*have, *new))
+            self.pts[var] = have = Values.fromkeys((*have, *new))
         elif have.__class__ is Full:
-            self.pts[var] = have = dict(have)  # shared: this variable's own copy from now on
+            self.pts[var] = have = Values(have)  # shared: this variable's own copy from now on
             have.update(dict.fromkeys(new))
         else:
             have.update(dict.fromkeys(new))
@@ -73,6 +83,14 @@ class ValueSets:
             if shared is None:
                 shared = self.full[ids] = Full(have)
             self.pts[var] = shared
+
+    def same_values(self, whole: Values, have: Any, new: list[Value]) -> bool:
+        """Whether ``have`` and ``new`` are ``whole`` in order (the variable is a copy of the one
+        ``whole`` is of): then ``var`` shares it, and each copies it before a change."""
+        if len(whole) != len(have) + len(new) or list(whole) != [*have, *new]:
+            return False
+        whole.__class__ = Full
+        return True
 
     def single(self, value: Value) -> tuple[Value]:
         """The one tuple of ``value`` alone (two thirds of the variables hold one value)."""
