@@ -183,16 +183,17 @@ class Attrs(Calls):
 
     def note_setattr(self, obj: int, name: str) -> None: ...
 
+    def setter_found(self, owner: int, var: int, src: int, caller: int, line: int, v: Value) -> None:
+        """The class attribute a write to an instance finds: a property's setter runs."""
+        site = self.site(-1, ((src, False),), caller, line, "implicit")
+        self.each(var, lambda p: self.invoke(site, p[2], v) if p[2] >= 0 else None, "p")
+
     def setattr_value(self, v: Value, name: str, src: int, caller: int, line: int) -> None:
         t = v[0]
         if t == "i":
             cid = v[1]
             self.edge(src, self.field(v, name))
-
-            def setter(owner: int, var: int) -> None:
-                site = self.site(-1, ((src, False),), caller, line, "implicit")
-                self.each(var, lambda p: self.invoke(site, p[2], v) if p[2] >= 0 else None, "p")
-            self.subscribe(cid, name, setter)
+            self.subscribe(cid, name, (Attrs.setter_found, src, caller, line, v))  # data, not a closure a write
         elif t == "c":
             self.edge(src, self.class_attr_var(v[1], name))
         elif t == "x":

@@ -67,7 +67,7 @@ class Solver(Seeds, Clones, Named, ValueSets):
         self.key_count: dict[int, int] = {}
         self.values_cut = 0
         self.queue: list[int] = []
-        self.values: dict[Value, Value] = {}
+        self.values: dict[Value, tuple[Value]] = {}
         self.init_value_sets()
         self.edges: dict[tuple[int, int], str] = {}
         self.bound_sites: set[int] = set()
@@ -124,7 +124,10 @@ class Solver(Seeds, Clones, Named, ValueSets):
 
     # -- the propagation core -------------------------------------------------------------------
     def V(self, *parts: Any) -> Value:
-        return self.values.setdefault(parts, parts)
+        found = self.values.get(parts)  # the value's one tuple of itself alone with it (ValueSets.single)
+        if found is None:
+            found = self.values[parts] = (parts,)
+        return found[0]
 
     def new_var(self) -> int:
         self.pts.append(None)

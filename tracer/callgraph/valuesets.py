@@ -50,10 +50,10 @@ class ValueSets:
     unbudgeted: set[int]
     key_count: dict[int, int]
     values_cut: int
+    values: dict[Value, tuple[Value]]
 
     def init_value_sets(self) -> None:
         self.full: dict[tuple[int, ...], Full] = {}  # the shared full value sets, by their values' ids
-        self.singles: dict[int, tuple[Value]] = {}  # id(value) -> (value,), kept with the value
 
     def keep(self, var: int, have: Any, new: list[Value], whole: Any) -> None:
         """``var`` holds ``have`` and ``new`` from now on; ``whole``: every value of the variable
@@ -93,11 +93,10 @@ class ValueSets:
         return True
 
     def single(self, value: Value) -> tuple[Value]:
-        """The one tuple of ``value`` alone (two thirds of the variables hold one value)."""
-        found = self.singles.get(id(value))
-        if found is None or found[0] is not value:
-            found = self.singles[id(value)] = (value,)
-        return found
+        """The one tuple of ``value`` alone (two thirds of the variables hold one value), kept
+        beside the interned value (``Solver.V``)."""
+        found = self.values.get(value)
+        return found if found is not None and found[0] is value else (value,)
 
     def within_budget(self, var: int, have: Any, new: list[Value]) -> list[Value]:
         """What of ``new`` a variable may still take: at most MAX_KEYS constants (a key or a name
