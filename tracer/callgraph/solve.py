@@ -26,9 +26,10 @@ from bisect import bisect_left
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from tracer.callgraph import watchers as w
 from tracer.callgraph.attrs import Attrs
 from tracer.callgraph.calls import DECORATOR_BUILTINS, PROGRAM_CALLABLE, Calls, Site
-from tracer.callgraph.clones import Clones
+from tracer.callgraph.clones import IDENTITY, Clones
 from tracer.callgraph.generators import resume_consumed, slice_value
 from tracer.callgraph.guards import caught, isa_instr
 from tracer.callgraph.heap import UNK, Value
@@ -39,7 +40,6 @@ from tracer.callgraph.registry import RegistryRule
 from tracer.callgraph.seeds import Seeds
 from tracer.callgraph.stored import missing_item
 from tracer.callgraph.valuesets import MAX_KEYS, MAX_VALUES, ValueSets, VarMap
-from tracer.callgraph.watchers import construct_raised, iter_into, merge_into, raised, read_slots, super_of, unpack_into
 
 BUILTIN_NAMES = frozenset(dir(builtins))
 MAX_ROUNDS = 40
@@ -118,15 +118,14 @@ class Solver(Seeds, Clones, Named, ValueSets):
         for per_var in (self.pts, self.succ, self.watch):
             per_var.extend([None] * base)
         self.dunders = {name for attrs in self.class_attrs for name in attrs if name.startswith("__")}
-        self.ints = list(range(base))
+        self.ints: Any = list(range(base))
+        self.interned: dict[Any, Any] | None = {}  # watchers.call_args
         self.init_seeds()
         self.init_registries(registries)
 
     # -- the propagation core -------------------------------------------------------------------
     def V(self, *parts: Any) -> Value:
-        found = self.values.get(parts)  # the value's one tuple of itself alone with it (ValueSets.single)
-        if found is None:
-            found = self.values[parts] = (parts,)
+        found = self.values.get(parts) or self.values.setdefault(parts, (parts,))  # its 1-tuple: ValueSets.single
         return found[0]
 
     def new_var(self) -> int:
@@ -176,7 +175,7 @@ class Solver(Seeds, Clones, Named, ValueSets):
             if len(succ) < SMALL_SUCC:
                 self.succ[src] = (*succ, dst)
             else:
-                self.succ[src] = [array("q", (*succ, dst)), array("q", sorted((*succ, dst)))]
+                self.succ[src] = [array("i", (*succ, dst)), array("i", sorted((*succ, dst)))]
         else:
             order, ordered = succ
             at = bisect_left(ordered, dst)
@@ -296,6 +295,7 @@ class Solver(Seeds, Clones, Named, ValueSets):
             for instr in instrs:
                 self.install(m, base, sbase, cbase, instr)
             del instrs
+        self.interned, self.ints = None, IDENTITY  # installed: only copies (their own numbers) install more
         self.run()
         seeded = False
         for _ in range(MAX_ROUNDS):
@@ -382,9 +382,9 @@ class Solver(Seeds, Clones, Named, ValueSets):
         elif op == "alloc":
             self.add(g(ins[1]), (self.new_obj(g(ins[1]), ins[2], ins[3]),))
         elif op == "merge":
-            self.on(g(ins[2]), ("o", merge_into, g(ins[1])))
+            self.on(g(ins[2]), ("o", w.merge_into, g(ins[1])))
         elif op == "call":
-            site = Site(len(self.sites), g(ins[1]), tuple((g(a), s) for a, s in ins[3]),
+            site = Site(n(len(self.sites)), g(ins[1]), w.call_args(self, g, ins[3]),
                         tuple((k, g(a)) for k, a in ins[4]), n(sbase + ins[5]), n(ins[6]), ins[7], ins[8])
             self.sites.append(site)
             self.note_call(g(ins[2]), site.id)
@@ -394,7 +394,7 @@ class Solver(Seeds, Clones, Named, ValueSets):
         elif op == "super":
             dst, self_var, cls_var = g(ins[1]), g(ins[3]), g(ins[4])
             if ins[2] >= 0:
-                self.on(self_var, ("", super_of, cbase + ins[2], dst))
+                self.on(self_var, ("", w.super_of, cbase + ins[2], dst))
             elif cls_var >= 0:
                 def pairs(_: Iterable[Value]) -> None:
                     self.add(dst, [self.V("s", c[1], v) for c in tuple(self.pts.get(cls_var, ())) if c[0] == "c"
@@ -402,7 +402,7 @@ class Solver(Seeds, Clones, Named, ValueSets):
                 self.on(cls_var, pairs)
                 self.on(self_var, pairs)
         elif op == "iter" or op == "aiter":
-            self.on(g(ins[2]), ("", iter_into, g(ins[1]), n(sbase + ins[3]), n(ins[4]), ITER if op == "iter" else AITER))
+            self.on(g(ins[2]), ("", w.iter_into, g(ins[1]), n(sbase + ins[3]), n(ins[4]), ITER if op == "iter" else AITER))
         elif op == "dunder":
             names = tuple(x for x in ins[3] if x in self.dunders)  # what no class defines is never found
             if names:
@@ -410,15 +410,15 @@ class Solver(Seeds, Clones, Named, ValueSets):
                                     n(sbase + ins[5]), n(ins[6])))
         elif op == "unpack":
             index_key = self.V("k", "int", ins[3]) if ins[3] >= 0 else None
-            self.on(g(ins[2]), ("o", unpack_into, index_key, g(ins[1])))
+            self.on(g(ins[2]), ("o", w.unpack_into, index_key, g(ins[1])))
         elif op == "star_unpack":
             dst, rest = g(ins[1]), ("unpacked", g(ins[1]))
             self.add(dst, (self.new_obj(rest, "list"),))
-            self.on(g(ins[2]), ("o", merge_into, rest))
+            self.on(g(ins[2]), ("o", w.merge_into, rest))
         elif op == "raise":
             site = self.site(-1, (), n(sbase + ins[2]), n(ins[3]), "constructor")
-            self.on(g(ins[1]), ("c", construct_raised, site))
-            self.on(g(ins[1]), ("", raised, None))
+            self.on(g(ins[1]), ("c", w.construct_raised, site))
+            self.on(g(ins[1]), ("", w.raised, None))
         elif op == "instance":
             caught(self, g(ins[1]), g(ins[2]))
         elif op == "binop":
@@ -449,7 +449,7 @@ class Solver(Seeds, Clones, Named, ValueSets):
         if v[0] == "i" and caller >= 0 and "__getitem__" in self.dunders:
             self.implicit_call(v, ("__getitem__",), -1, (), caller, line)
         elif v[0] == "o":
-            read_slots(self, v[1], key, dst)
+            w.read_slots(self, v[1], key, dst)
             if caller >= 0:  # a defaultdict's factory runs
                 missing_item(self, v, caller, line)
         elif v[0] == "G" and key >= 0:

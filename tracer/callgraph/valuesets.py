@@ -7,6 +7,7 @@ of str iterates, it changes with PYTHONHASHSEED), and a full one (:data:`MAX_VAL
 
 from __future__ import annotations
 
+from array import array
 from typing import Any
 
 Value = tuple[Any, ...]
@@ -53,7 +54,7 @@ class ValueSets:
     values: dict[Value, tuple[Value]]
 
     def init_value_sets(self) -> None:
-        self.full: dict[tuple[int, ...], Full] = {}  # the shared full value sets, by their values' ids
+        self.full: dict[bytes, Full] = {}  # the shared full value sets, by their values' ids (a tuple of ints was 5x)
 
     def keep(self, var: int, have: Any, new: list[Value], whole: Any) -> None:
         """``var`` holds ``have`` and ``new`` from now on; ``whole``: every value of the variable
@@ -78,7 +79,7 @@ class ValueSets:
         else:
             have.update(dict.fromkeys(new))
         if len(have) >= MAX_VALUES and var not in self.unbudgeted:
-            ids = tuple(map(id, have))  # values are interned (V): the same ids are the same values
+            ids = array("Q", map(id, have)).tobytes()  # values are interned (V): the same ids are the same values
             shared = self.full.get(ids)
             if shared is None:
                 shared = self.full[ids] = Full(have)

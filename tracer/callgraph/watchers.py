@@ -55,3 +55,14 @@ def read_slots(s: Any, oid: Any, key: int, dst: int) -> None:
 
 def read_any(s: Any, oid: Any, dst: int) -> None:
     s.read(oid, None, dst)
+
+
+def call_args(s: Any, g: Any, args: Any) -> tuple[tuple[int, bool], ...]:
+    """A call site's ``((var, starred), ...)`` in the solver's numbers, each pair and each tuple
+    one object for every site passing the same (sglang/srt: 234,000 pairs, 158,000 distinct;
+    200,000 tuples, 117,000 distinct), while modules are installed (``s.interned``: None after)."""
+    memo = s.interned
+    if memo is None:
+        return tuple((g(a), st) for a, st in args)
+    out = tuple(memo.setdefault(p, p) for p in [(g(a), st) for a, st in args])
+    return memo.setdefault(out, out) if out else out
