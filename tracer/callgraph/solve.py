@@ -64,7 +64,7 @@ class Solver(Seeds, Clones, Named, ValueSets):
         self.succ = VarMap()
         self.watch = VarMap()
         self.pending: dict[int, list[Value]] = {}
-        self.key_count: dict[int, int] = {}
+        self.key_count = bytearray()
         self.values_cut = 0
         self.queue: list[int] = []
         self.values: dict[Value, tuple[Value]] = {}

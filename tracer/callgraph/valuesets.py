@@ -49,7 +49,7 @@ class Full(Values):
 class ValueSets:
     pts: VarMap
     unbudgeted: set[int]
-    key_count: dict[int, int]
+    key_count: bytearray
     values_cut: int
     values: dict[Value, tuple[Value]]
 
@@ -103,7 +103,8 @@ class ValueSets:
         """What of ``new`` a variable may still take: at most MAX_KEYS constants (a key or a name
         that many ways is no lookup anyone can follow) and MAX_VALUES values in all. What is cut is
         counted (``stats.values_cut``): it is a bound on the fixpoint's cost, paid in recall."""
-        keys = self.key_count.get(var, 0)
+        counts = self.key_count  # a byte a variable (at most MAX_KEYS): a dict of ints was ~11 MB
+        keys = counts[var] if var < len(counts) else 0
         kept: list[Value] = []
         for v in new:
             if v[0] == "k":
@@ -115,5 +116,7 @@ class ValueSets:
                 self.values_cut += 1
                 continue
             kept.append(v)
-        self.key_count[var] = keys
+        if var >= len(counts):
+            counts.extend(bytes(var + 1 - len(counts)))
+        counts[var] = keys
         return kept
