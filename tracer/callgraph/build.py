@@ -95,7 +95,15 @@ def compile_all(files: list[SourceFile], keys: list[str], datas: list[bytes | No
 def _compile_all(files: list[SourceFile], keys: list[str], datas: list[bytes | None], store: Store, jobs: int,
                  progress: Callable[[str], None] | None) -> tuple[list[ModuleIR], dict[str, int]]:
     counts = {"cache_hits": 0, "files_parsed": 0, "unreadable": 0}
-    blobs: dict[int, bytes] = {}
+    # each entry decoded as it comes (its marshalled instructions kept, the rest of the blob freed):
+    # holding every blob until the end was ~90 MB of sglang/srt on top of the decoded modules
+    decoded: dict[int, ModuleIR] = {}
+
+    def decode_entry(i: int, blob: bytes) -> None:
+        try:
+            decoded[i] = decode(blob)
+        except (ValueError, EOFError, TypeError):  # an entry of another shape: compile again
+            decoded[i] = decode(_compile((files[i].module, files[i].path, files[i].is_package, datas[i] or b"")))
     todo: list[tuple[int, str, tuple[str, str, bool, bytes]]] = []
     for i, (f, key, data) in enumerate(zip(files, keys, datas)):
         if data is None:
@@ -103,7 +111,7 @@ def _compile_all(files: list[SourceFile], keys: list[str], datas: list[bytes | N
             continue
         cached = store.load(key)
         if cached is not None:
-            blobs[i] = cached
+            decode_entry(i, cached)
             counts["cache_hits"] += 1
         else:
             todo.append((i, key, (f.module, f.path, f.is_package, data)))
@@ -114,20 +122,16 @@ def _compile_all(files: list[SourceFile], keys: list[str], datas: list[bytes | N
     # megabyte, and in-process an interrupt could not end the command within a second
     if (len(todo) > 8 and workers > 1) or any(len(job[3]) > IN_PROCESS_BYTES for _, _, job in todo):
         with ProcessPoolExecutor(max_workers=max(1, min(workers, len(todo))), initializer=_worker_start) as pool:
-            results = list(pool.map(_compile, [job for _, _, job in todo], chunksize=8))
+            for (i, key, _), blob in zip(todo, pool.map(_compile, [job for _, _, job in todo], chunksize=8)):
+                store.store(key, blob)
+                decode_entry(i, blob)
     else:
-        results = [_compile(job) for _, _, job in todo]
-    for (i, key, _), blob in zip(todo, results):
-        blobs[i] = blob
-        store.store(key, blob)
+        for i, key, job in todo:
+            blob = _compile(job)
+            store.store(key, blob)
+            decode_entry(i, blob)
     counts["files_parsed"] = len(todo)
-    irs = []
-    for i in sorted(blobs):
-        try:
-            irs.append(decode(blobs[i]))
-        except (ValueError, EOFError, TypeError):  # an entry of another shape: compile again
-            irs.append(decode(_compile((files[i].module, files[i].path, files[i].is_package, datas[i] or b""))))
-    return irs, counts
+    return [decoded[i] for i in sorted(decoded)], counts
 
 
 def solve_tree(irs: list[ModuleIR], prefix: str = "", entry_seeds: dict[str, str] | None = None,
