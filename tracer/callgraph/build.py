@@ -14,9 +14,7 @@ from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from fnmatch import fnmatchcase
 from pathlib import Path
-from typing import Any
-
-import networkx as nx
+from typing import TYPE_CHECKING, Any
 
 from tracer.callgraph.compile import compile_module
 from tracer.callgraph.ir import ModuleIR
@@ -29,6 +27,9 @@ from tracer.index.gcpause import paused_gc
 from tracer.index.source import decode_source, read_regular_bytes
 from tracer.model.errors import InputError, UsageError
 from tracer.model.tree import Layout, SourceFile
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 MAX_FILE_BYTES = 16 * 1024 * 1024
 IN_PROCESS_BYTES = 64 * 1024
@@ -187,6 +188,8 @@ def graph_of(nodes: list[str], edges: list[tuple[str, str, str]], call_stats: di
              short: Callable[[str], str] = str) -> nx.DiGraph:
     """The DiGraph of a solve's answer: every edge with its ``kind`` and its ``proof`` ("values", or
     why no value proves it: the seed its receiver rests on)."""
+    import networkx as nx  # imported once the fixpoint is over: ~19 MB not under its peak
+
     assumed = {(u, v): why for u, v, why in call_stats.get("edges_assumed", ())}
     names = {n: short(n) for n in nodes}  # once per node, not twice per edge (a warm answer's cost)
     graph = nx.DiGraph()
