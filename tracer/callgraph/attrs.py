@@ -32,7 +32,7 @@ class Attrs(Calls):
 
     def init_attrs(self) -> None:
         self.attr_vars: dict[tuple[Value, str], int] = {}  # (receiver value, name) -> the shared read
-        self.attr_readers: dict[int, list[int]] = {}  # shared read -> the scopes reading it
+        self.attr_readers: dict[int, Any] = {}  # shared read -> the scope reading it, or a list of them
         self.attr_getters: dict[int, list[int]] = {}  # shared read -> the property getters it ran
         self.caching_hooks: set[int] = set()  # classes whose __getattr__ setattr()s what it is asked (hooks.py)
 
@@ -49,9 +49,12 @@ class Attrs(Calls):
             if shared is None:
                 shared = self.shared_attr(v, name, caller)
             elif t != "c":
-                readers = self.attr_readers[shared]
-                if readers[-1] != caller:
-                    readers.append(caller)
+                readers = self.attr_readers[shared]  # one reader alone (most), then a list
+                if (readers if readers.__class__ is int else readers[-1]) != caller:
+                    if readers.__class__ is int:
+                        self.attr_readers[shared] = [readers, caller]
+                    else:
+                        readers.append(caller)
                     for uid in self.attr_getters.get(shared, ()):
                         self.add_edge(self.site(-1, (), caller, line, "implicit"), uid)
             self.edge(shared, dst)
@@ -89,7 +92,7 @@ class Attrs(Calls):
         instance's field, the class attribute the MRO finds (bound to ``v``), what a property
         getter returns."""
         var = self.attr_vars[(v, name)] = self.new_var()
-        self.attr_readers[var] = [caller]  # before the lookup: a getter found at once has its first reader
+        self.attr_readers[var] = caller  # before the lookup: a getter found at once has its first reader
         if name in self.entry_seeds:
             self.unbudgeted.add(var)
         t = v[0]
@@ -111,6 +114,11 @@ class Attrs(Calls):
             self.when_empty(var, (Attrs.instance_getattr, v, site), late=True)
         return var
 
+    def readers_of(self, shared: int) -> Any:
+        """The scopes reading a shared attribute variable, first first."""
+        readers = self.attr_readers.get(shared, ())
+        return (readers,) if readers.__class__ is int else readers
+
     def const_var(self, name: str) -> int:
         var = self.new_var()
         self.add(var, (self.V("k", "str", name),))
@@ -123,7 +131,7 @@ class Attrs(Calls):
             # a hook caching its answer runs at the first read of a name only: the import-time reads
             # (module bodies) when there are some, they run before any function can; the value read
             # is the hook's everywhere
-            first = [c for c in dict.fromkeys(self.attr_readers.get(site.dst, ())) if self.scopes[c].kind == "module"]
+            first = [c for c in dict.fromkeys(self.readers_of(site.dst)) if self.scopes[c].kind == "module"]
             for i, caller in enumerate(first):
                 self.subscribe(inst[1], "__getattr__", self.method_caller(
                     site._replace(caller=caller) if i == 0 else self.site(-1, (), caller, 0, "implicit"), inst))
@@ -154,7 +162,7 @@ class Attrs(Calls):
             if uid in getters:
                 return
             getters.append(uid)
-            for i, caller in enumerate(dict.fromkeys(self.attr_readers[shared])):
+            for i, caller in enumerate(dict.fromkeys(self.readers_of(shared))):
                 site = self.site(shared, (), caller, 0, "implicit")
                 if i == 0:
                     self.invoke(site, uid, recv)  # the getter runs once: its result is the shared read's
@@ -178,7 +186,7 @@ class Attrs(Calls):
                 if f[1] in getters:
                     return
                 getters.append(f[1])
-                for i, caller in enumerate(dict.fromkeys(self.attr_readers[shared])):
+                for i, caller in enumerate(dict.fromkeys(self.readers_of(shared))):
                     site = self.site(shared, ((obj, False), (owner, False)), caller, 0, "implicit")
                     if i == 0:
                         self.invoke(site, f[1], desc)
@@ -193,16 +201,17 @@ class Attrs(Calls):
 
     def note_setattr(self, obj: int, name: str) -> None: ...
 
+    def setter_found(self, owner: int, var: int, src: int, caller: int, line: int, v: Value) -> None:
+        """The class attribute a write to an instance finds: a property's setter runs."""
+        site = self.site(-1, ((src, False),), caller, line, "implicit")
+        self.each(var, lambda p: self.invoke(site, p[2], v) if p[2] >= 0 else None, "p")
+
     def setattr_value(self, v: Value, name: str, src: int, caller: int, line: int) -> None:
         t = v[0]
         if t == "i":
             cid = v[1]
             self.edge(src, self.field(v, name))
-
-            def setter(owner: int, var: int) -> None:
-                site = self.site(-1, ((src, False),), caller, line, "implicit")
-                self.each(var, lambda p: self.invoke(site, p[2], v) if p[2] >= 0 else None, "p")
-            self.subscribe(cid, name, setter)
+            self.subscribe(cid, name, (Attrs.setter_found, src, caller, line, v))  # data, not a closure a write
         elif t == "c":
             self.edge(src, self.class_attr_var(v[1], name))
         elif t == "x":

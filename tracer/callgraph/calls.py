@@ -15,6 +15,7 @@ from tracer.callgraph.hooks import setattr_unknown
 from tracer.callgraph.ir import ScopeIR
 from tracer.callgraph.narrow import Narrow
 from tracer.callgraph.protocols import ARG_DUNDERS, ITER
+from tracer.callgraph.valuesets import first_call
 
 PROGRAM_CALLABLE = {"f", "b", "c", "i", "sm", "cm", "bm", "pa"}
 DECORATOR_BUILTINS = {"staticmethod", "classmethod", "property"}
@@ -55,7 +56,7 @@ class Calls(Narrow):
     named_call: Callable[[Site, str], None]  # named.Named
 
     def init_calls(self) -> None:
-        self.memo: set[tuple[int, Value]] = set()
+        self.memo: dict[int, Any] = {}  # site id -> the values it called (valuesets.first_call)
         self.next_site = 1 << 40  # synthetic sites (implicit calls, callbacks) number from here
         self.elements_cache: dict[tuple[int, int], int] = {}
         self.partials: dict[int, Site] = {}  # site of functools.partial(...) -> it (its ("pa", site) value)
@@ -85,18 +86,13 @@ class Calls(Narrow):
         self.on(fn, ("", Calls.call_one, site))
 
     def call_one(self, v: Value, site: Site) -> None:
-        key = (site.id, v)
-        if key not in self.memo:
-            self.memo.add(key)
+        if first_call(self.memo, site.id, v):
             self.call_value(site, v)
 
     def call_values(self, site: Site, vals: Iterable[Value]) -> None:
         for v in vals:
-            key = (site.id, v)
-            if key in self.memo:
-                continue
-            self.memo.add(key)
-            self.call_value(site, v)
+            if first_call(self.memo, site.id, v):
+                self.call_value(site, v)
 
     def call_value(self, site: Site, v: Value) -> None:
         t = v[0]

@@ -77,9 +77,29 @@ def isa_instr(s: Any, dst: int, src: int, classes: tuple[int, ...]) -> None:
 def caught(s: Any, dst: int, src: int) -> None:
     """``except E as e``: e is an instance of each class E holds (a tuple's too), and of each subclass
     of E the program raises (raised.handler_of)."""
-    s.on(src, ("c", caught_instance, dst))
-    s.on(src, ("c", handler_of, dst))
-    s.on(src, ("o", caught_elements, src))
+    s.on(src, _Caught(s, dst, src))
+
+
+class _Caught:
+    """The three rules of ``caught`` as one watcher, in the same order (three tuples were ~13 MB of
+    sglang/srt's 66,000 handlers)."""
+
+    __slots__ = ("dst", "s", "src")
+
+    def __init__(self, s: Any, dst: int, src: int):
+        self.s, self.dst, self.src = s, dst, src
+
+    def __call__(self, vals: tuple[Value, ...]) -> None:
+        s, dst = self.s, self.dst
+        for v in vals:
+            if v[0] == "c":
+                caught_instance(s, v, dst)
+        for v in vals:
+            if v[0] == "c":
+                handler_of(s, v, dst)
+        for v in vals:
+            if v[0] == "o":
+                caught_elements(s, v, self.src)
 
 
 def caught_instance(s: Any, v: Value, dst: int) -> None:

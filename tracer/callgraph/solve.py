@@ -26,9 +26,10 @@ from bisect import bisect_left
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from tracer.callgraph import watchers as w
 from tracer.callgraph.attrs import Attrs
 from tracer.callgraph.calls import DECORATOR_BUILTINS, PROGRAM_CALLABLE, Calls, Site
-from tracer.callgraph.clones import Clones
+from tracer.callgraph.clones import IDENTITY, Clones
 from tracer.callgraph.generators import resume_consumed, slice_value
 from tracer.callgraph.guards import caught, isa_instr
 from tracer.callgraph.heap import UNK, Value
@@ -36,7 +37,6 @@ from tracer.callgraph.ir import ModuleIR, ScopeIR
 from tracer.callgraph.keys import contained, read_in_source, written_item
 from tracer.callgraph.named import Named
 from tracer.callgraph.protocols import AITER, ITER
-from tracer.callgraph.raised import raised_value
 from tracer.callgraph.registry import RegistryRule
 from tracer.callgraph.seeds import Seeds
 from tracer.callgraph.valuesets import MAX_KEYS, MAX_VALUES, ValueSets, VarMap
@@ -64,10 +64,10 @@ class Solver(Seeds, Clones, Named, ValueSets):
         self.succ = VarMap()
         self.watch = VarMap()
         self.pending: dict[int, list[Value]] = {}
-        self.key_count: dict[int, int] = {}
+        self.key_count = bytearray()
         self.values_cut = 0
         self.queue: list[int] = []
-        self.values: dict[Value, Value] = {}
+        self.values: dict[Value, tuple[Value]] = {}
         self.init_value_sets()
         self.edges: dict[tuple[int, int], str] = {}
         self.bound_sites: set[int] = set()
@@ -118,13 +118,15 @@ class Solver(Seeds, Clones, Named, ValueSets):
         for per_var in (self.pts, self.succ, self.watch):
             per_var.extend([None] * base)
         self.dunders = {name for attrs in self.class_attrs for name in attrs if name.startswith("__")}
-        self.ints = list(range(base))
+        self.ints: Any = list(range(base))
+        self.interned: dict[Any, Any] | None = {}  # watchers.call_args
         self.init_seeds()
         self.init_registries(registries)
 
     # -- the propagation core -------------------------------------------------------------------
     def V(self, *parts: Any) -> Value:
-        return self.values.setdefault(parts, parts)
+        found = self.values.get(parts) or self.values.setdefault(parts, (parts,))  # its 1-tuple: ValueSets.single
+        return found[0]
 
     def new_var(self) -> int:
         self.pts.append(None)
@@ -173,7 +175,7 @@ class Solver(Seeds, Clones, Named, ValueSets):
             if len(succ) < SMALL_SUCC:
                 self.succ[src] = (*succ, dst)
             else:
-                self.succ[src] = [array("q", (*succ, dst)), array("q", sorted((*succ, dst)))]
+                self.succ[src] = [array("i", (*succ, dst)), array("i", sorted((*succ, dst)))]
         else:
             order, ordered = succ
             at = bisect_left(ordered, dst)
@@ -183,7 +185,7 @@ class Solver(Seeds, Clones, Named, ValueSets):
             order.append(dst)
         have = self.pts[src]
         if have:
-            self.add(dst, have, have) if have.__class__ is tuple else self.add(dst, tuple(have))
+            self.add(dst, have if have.__class__ is tuple else tuple(have), have)
 
     def on(self, var: int, fn: Watcher) -> None:
         """fn(values) for the values of ``var``, now and as they arrive. A watcher is a callable, or
@@ -191,13 +193,15 @@ class Solver(Seeds, Clones, Named, ValueSets):
         (f(self, v, *args)): plain data where a closure per instruction was most of the memory."""
         if var < 0:
             return
-        ws = self.watch[var]  # a tuple while few: a list's spare room was most of their memory
+        ws = self.watch[var]  # the watcher alone (most), a tuple while few, then a list
         if ws is None:
-            self.watch[var] = (fn,)
-        elif ws.__class__ is tuple:
-            self.watch[var] = (*ws, fn) if len(ws) < SMALL_SUCC else [*ws, fn]
-        else:
+            self.watch[var] = fn
+        elif ws.__class__ is list:
             ws.append(fn)
+        elif ws.__class__ is not tuple or ws[0].__class__ is str:
+            self.watch[var] = (ws, fn)
+        else:
+            self.watch[var] = (*ws, fn) if len(ws) < SMALL_SUCC else [*ws, fn]
         have = self.pts[var]
         if have:
             self.fire(fn, tuple(have))
@@ -233,11 +237,11 @@ class Solver(Seeds, Clones, Named, ValueSets):
             out = succ[var]
             if out is not None:
                 whole = self.pts[var]
-                if whole.__class__ is not tuple:
-                    whole = None
                 for dst in (out,) if out.__class__ is int else out if out.__class__ is tuple else tuple(out[0]):
                     self.add(dst, delta, whole)
-            for fn in tuple(watch[var] or ()):
+            ws = watch[var]  # one watcher (a callable, or a tuple tagged by a str), a tuple of them, a list
+            for fn in () if ws is None else tuple(ws) if ws.__class__ is list else (
+                    ws if ws.__class__ is tuple and ws[0].__class__ is not str else (ws,)):
                 if fn.__class__ is tuple:
                     self.fire(fn, delta)
                 else:
@@ -291,6 +295,7 @@ class Solver(Seeds, Clones, Named, ValueSets):
             for instr in instrs:
                 self.install(m, base, sbase, cbase, instr)
             del instrs
+        self.interned, self.ints = None, IDENTITY  # installed: only copies (their own numbers) install more
         self.run()
         seeded = False
         for _ in range(MAX_ROUNDS):
@@ -377,10 +382,9 @@ class Solver(Seeds, Clones, Named, ValueSets):
         elif op == "alloc":
             self.add(g(ins[1]), (self.new_obj(g(ins[1]), ins[2], ins[3]),))
         elif op == "merge":
-            dst, src = g(ins[1]), g(ins[2])
-            self.each(src, lambda v: self.merge_obj(dst, v[1]), "o")
+            self.on(g(ins[2]), ("o", w.merge_into, g(ins[1])))
         elif op == "call":
-            site = Site(len(self.sites), g(ins[1]), tuple((g(a), s) for a, s in ins[3]),
+            site = Site(n(len(self.sites)), g(ins[1]), w.call_args(self, g, ins[3]),
                         tuple((k, g(a)) for k, a in ins[4]), n(sbase + ins[5]), n(ins[6]), ins[7], ins[8])
             self.sites.append(site)
             self.note_call(g(ins[2]), site.id)
@@ -390,8 +394,7 @@ class Solver(Seeds, Clones, Named, ValueSets):
         elif op == "super":
             dst, self_var, cls_var = g(ins[1]), g(ins[3]), g(ins[4])
             if ins[2] >= 0:
-                cid = cbase + ins[2]
-                self.on(self_var, lambda vals: self.add(dst, [self.V("s", cid, v) for v in vals if v[0] in "ic"]))
+                self.on(self_var, ("", w.super_of, cbase + ins[2], dst))
             elif cls_var >= 0:
                 def pairs(_: Iterable[Value]) -> None:
                     self.add(dst, [self.V("s", c[1], v) for c in tuple(self.pts.get(cls_var, ())) if c[0] == "c"
@@ -399,9 +402,7 @@ class Solver(Seeds, Clones, Named, ValueSets):
                 self.on(cls_var, pairs)
                 self.on(self_var, pairs)
         elif op == "iter" or op == "aiter":
-            dst, caller, line = g(ins[1]), n(sbase + ins[3]), n(ins[4])
-            names = ITER if op == "iter" else AITER
-            self.each(g(ins[2]), lambda v: self.iter_value(v, dst, caller, line, names))
+            self.on(g(ins[2]), ("", w.iter_into, g(ins[1]), n(sbase + ins[3]), n(ins[4]), ITER if op == "iter" else AITER))
         elif op == "dunder":
             contained(self, ins, g, n(sbase + ins[5]), n(ins[6]))  # `k in d`: a dict or a set hashes k (keys.py)
             names = tuple(x for x in ins[3] if x in self.dunders)  # what no class defines is never found
@@ -409,17 +410,16 @@ class Solver(Seeds, Clones, Named, ValueSets):
                 self.on(g(ins[2]), ("i", Calls.implicit_call, names, g(ins[1]), tuple(g(a) for a in ins[4]),
                                     n(sbase + ins[5]), n(ins[6])))
         elif op == "unpack":
-            dst, index = g(ins[1]), ins[3]
-            index_key = self.V("k", "int", index) if index >= 0 else None
-            self.each(g(ins[2]), lambda v: self.read(v[1], index_key, dst), "o")
+            index_key = self.V("k", "int", ins[3]) if ins[3] >= 0 else None
+            self.on(g(ins[2]), ("o", w.unpack_into, index_key, g(ins[1])))
         elif op == "star_unpack":
             dst, rest = g(ins[1]), ("unpacked", g(ins[1]))
             self.add(dst, (self.new_obj(rest, "list"),))
-            self.each(g(ins[2]), lambda v: self.merge_obj(rest, v[1]), "o")
+            self.on(g(ins[2]), ("o", w.merge_into, rest))
         elif op == "raise":
             site = self.site(-1, (), n(sbase + ins[2]), n(ins[3]), "constructor")
-            self.each(g(ins[1]), lambda v: self.construct(site, v[1]), "c")
-            self.each(g(ins[1]), lambda v: raised_value(self, v))
+            self.on(g(ins[1]), ("c", w.construct_raised, site))
+            self.on(g(ins[1]), ("", w.raised, None))
         elif op == "instance":
             caught(self, g(ins[1]), g(ins[2]))
         elif op == "binop":
@@ -450,7 +450,7 @@ class Solver(Seeds, Clones, Named, ValueSets):
         if v[0] == "i" and caller >= 0 and "__getitem__" in self.dunders:
             self.implicit_call(v, ("__getitem__",), -1, (), caller, line)
         elif v[0] == "o":
-            self.keyed(key, lambda k: self.read(v[1], k, dst))
+            w.read_slots(self, v[1], key, dst)
             read_in_source(self, v, key, caller, line)  # in the source: a defaultdict's factory runs, a key hashed
         elif v[0] == "G" and key >= 0:
             self.each(key, lambda k: self.edge(self.export(v[1], k[2]), dst), "k")

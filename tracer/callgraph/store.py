@@ -80,13 +80,25 @@ def encode(ir: ModuleIR) -> bytes:
                           marshal.dumps(instrs), stars, ir.calls, ir.error))
 
 
+_NUMBERS: list[int] = []  # 0 .. 65535, one object each (ints from marshal are one per occurrence)
+
+
+def _n(x: int) -> int:
+    """One int object per number: a scope's line, variables and span are ~10 numbers kept for the
+    whole solve (sglang/srt: ~370,000 int objects, 32 bytes each, mostly the same few thousand)."""
+    return _NUMBERS[x] if 0 <= x < len(_NUMBERS) else x
+
+
 def decode(blob: bytes) -> ModuleIR:
     module, path, is_package, nvars, scopes, classes, globals_, instrs, stars, calls, error = marshal.loads(blob)
     if not isinstance(instrs, bytes):
         raise ValueError("an entry of another shape")
+    if not _NUMBERS:
+        _NUMBERS.extend(range(1 << 16))
     return ModuleIR(
         module, path, is_package, nvars,
-        tuple(ScopeIR(n, k, ln, tuple(Param(*p) for p in ps), r, y, tuple(pt), o, me, tuple(sp))
+        tuple(ScopeIR(n, k, _n(ln), tuple(Param(p[0], _n(p[1]), p[2]) for p in ps), _n(r), _n(y),
+                      tuple(map(_n, pt)), _n(o), me, tuple(map(_n, sp)))
               for n, k, ln, ps, r, y, pt, o, me, sp in scopes),
         tuple(ClassIR(n, ln, tuple(b), tuple(tuple(a) for a in at)) for n, ln, b, at in classes),
         tuple(tuple(g) for g in globals_), LazyInstrs(instrs, tuple(stars)), calls, error)  # type: ignore[arg-type]

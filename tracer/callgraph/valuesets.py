@@ -7,6 +7,7 @@ of str iterates, it changes with PYTHONHASHSEED), and a full one (:data:`MAX_VAL
 
 from __future__ import annotations
 
+from array import array
 from typing import Any
 
 Value = tuple[Any, ...]
@@ -30,10 +31,17 @@ class VarMap(list):  # type: ignore[type-arg]
         return default if found is None else found
 
 
-class Full(dict):  # type: ignore[type-arg]
-    """The values of a variable the budget has filled: it takes no more, so the variables holding
-    the same values in the same order share one (sglang/srt: ~18,000 full variables, a few
-    thousand distinct, ~130 MB); copied before any change (a variable seeded later leaves the budget)."""
+class Values(dict):  # type: ignore[type-arg]
+    """The values of a variable holding more than :data:`SMALL_VALUES` (keys only, in order)."""
+
+    __slots__ = ()
+
+
+class Full(Values):
+    """Values shared by several variables, copied before any change: a full variable's (the budget
+    fills it, it takes no more: the variables holding the same values in the same order share one;
+    sglang/srt: ~18,000 full variables, a few thousand distinct, ~130 MB), and a copy's, holding
+    what its source holds in the same order (most variables of 9-255 values are copies: ~60 MB)."""
 
     __slots__ = ()
 
@@ -41,51 +49,62 @@ class Full(dict):  # type: ignore[type-arg]
 class ValueSets:
     pts: VarMap
     unbudgeted: set[int]
-    key_count: dict[int, int]
+    key_count: bytearray
     values_cut: int
+    values: dict[Value, tuple[Value]]
 
     def init_value_sets(self) -> None:
-        self.full: dict[tuple[int, ...], Full] = {}  # the shared full value sets, by their values' ids
-        self.singles: dict[int, tuple[Value]] = {}  # id(value) -> (value,), kept with the value
+        self.full: dict[bytes, Full] = {}  # the shared full value sets, by their values' ids (a tuple of ints was 5x)
 
     def keep(self, var: int, have: Any, new: list[Value], whole: Any) -> None:
-        """``var`` holds ``have`` and ``new`` from now on; ``whole``: the tuple of every value of the
-        variable they come from, shared where ``var`` ends up holding the same (most variables are
-        copies of another: sglang/srt's ~760,000 small tuples were ~170,000 distinct)."""
+        """``var`` holds ``have`` and ``new`` from now on; ``whole``: every value of the variable
+        they come from, shared where ``var`` ends up holding the same in the same order (most
+        variables are copies of another: sglang/srt's ~760,000 small tuples were ~170,000 distinct)."""
+        if have.__class__ is tuple and len(have) + len(new) <= SMALL_VALUES:
+            if not have and len(new) == 1:
+                self.pts[var] = self.single(new[0])
+            elif whole is not None and len(whole) == len(have) + len(new) and whole == (*have, *new):
+                self.pts[var] = whole
+            else:
+                self.pts[var] = (*have, *new)
+            return
+        if whole is not None and whole.__class__ is not tuple and self.same_values(whole, have, new):
+            self.pts[var] = whole
+            return
         if have.__class__ is tuple:
-            if len(have) + len(new) <= SMALL_VALUES:
-                if not have and len(new) == 1:
-                    self.pts[var] = self.single(new[0])
-                elif whole is not None and len(whole) == len(have) + len(new) and whole == (*have, *new):
-                    self.pts[var] = whole
-                else:
-                    self.pts[var] = (*have, *new)
-                return
-            self.pts[var] = have = dict.fromkeys((*have, *new))
+            self.pts[var] = have = Values.fromkeys((*have, *new))
         elif have.__class__ is Full:
-            self.pts[var] = have = dict(have)  # shared: this variable's own copy from now on
+            self.pts[var] = have = Values(have)  # shared: this variable's own copy from now on
             have.update(dict.fromkeys(new))
         else:
             have.update(dict.fromkeys(new))
         if len(have) >= MAX_VALUES and var not in self.unbudgeted:
-            ids = tuple(map(id, have))  # values are interned (V): the same ids are the same values
+            ids = array("Q", map(id, have)).tobytes()  # values are interned (V): the same ids are the same values
             shared = self.full.get(ids)
             if shared is None:
                 shared = self.full[ids] = Full(have)
             self.pts[var] = shared
 
+    def same_values(self, whole: Values, have: Any, new: list[Value]) -> bool:
+        """Whether ``have`` and ``new`` are ``whole`` in order (the variable is a copy of the one
+        ``whole`` is of): then ``var`` shares it, and each copies it before a change."""
+        if len(whole) != len(have) + len(new) or list(whole) != [*have, *new]:
+            return False
+        whole.__class__ = Full
+        return True
+
     def single(self, value: Value) -> tuple[Value]:
-        """The one tuple of ``value`` alone (two thirds of the variables hold one value)."""
-        found = self.singles.get(id(value))
-        if found is None or found[0] is not value:
-            found = self.singles[id(value)] = (value,)
-        return found
+        """The one tuple of ``value`` alone (two thirds of the variables hold one value), kept
+        beside the interned value (``Solver.V``)."""
+        found = self.values.get(value)
+        return found if found is not None and found[0] is value else (value,)
 
     def within_budget(self, var: int, have: Any, new: list[Value]) -> list[Value]:
         """What of ``new`` a variable may still take: at most MAX_KEYS constants (a key or a name
         that many ways is no lookup anyone can follow) and MAX_VALUES values in all. What is cut is
         counted (``stats.values_cut``): it is a bound on the fixpoint's cost, paid in recall."""
-        keys = self.key_count.get(var, 0)
+        counts = self.key_count  # a byte a variable (at most MAX_KEYS): a dict of ints was ~11 MB
+        keys = counts[var] if var < len(counts) else 0
         kept: list[Value] = []
         for v in new:
             if v[0] == "k":
@@ -97,5 +116,28 @@ class ValueSets:
                 self.values_cut += 1
                 continue
             kept.append(v)
-        self.key_count[var] = keys
+        if var >= len(counts):
+            counts.extend(bytes(var + 1 - len(counts)))
+        counts[var] = keys
         return kept
+
+
+def first_call(memo: dict[int, Any], site: int, v: Value) -> bool:
+    """Whether call site ``site`` meets ``v`` for the first time (then it is noted): per site its one
+    value, a tuple while few, then a set (a set of (site, value) pairs was ~22 MB on sglang/srt)."""
+    seen = memo.get(site)
+    if seen is None:
+        memo[site] = v
+    elif seen.__class__ is set:
+        if v in seen:
+            return False
+        seen.add(v)
+    elif seen[0].__class__ is str:  # one value
+        if seen is v or seen == v:
+            return False
+        memo[site] = (seen, v)
+    elif v in seen:
+        return False
+    else:
+        memo[site] = (*seen, v) if len(seen) < SMALL_VALUES else {*seen, v}
+    return True

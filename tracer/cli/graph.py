@@ -12,7 +12,6 @@ from tracer.analysis.result_cache import scan_memoised
 from tracer.cli.options import PackOptions, pack_options, write_output
 from tracer.cli.output import progress
 from tracer.model.errors import UsageError
-from tracer.present import graphs
 
 if TYPE_CHECKING:
     from tracer.callgraph.registry import RegistryRule
@@ -53,6 +52,7 @@ def graph_command(packs: PackOptions, path: str, whole: bool, entry: str | None,
         return
     with progress(f"tracer: scanning {Path(path).name or path}"):
         result = scan_memoised(path, packs.packs(), packs.cache_dir, packs.use_cache, packs.jobs)
+    from tracer.present import graphs
     if entry or fmt in ("svg", "png"):
         from tracer.present import render
 
@@ -87,7 +87,6 @@ def _whole(packs: PackOptions, path: str, from_names: tuple[str, ...], depth: in
            out_file: str | None) -> None:
     from tracer.analysis.pipeline import summary_cache
     from tracer.callgraph.build import whole_call_graph
-    from tracer.present import callgraph_view
 
     with progress(f"tracer: building the call graph of {Path(path).name or path}"):
         if from_names:  # the neighbourhood only: the files defining the start and what it reads
@@ -101,6 +100,8 @@ def _whole(packs: PackOptions, path: str, from_names: tuple[str, ...], depth: in
             g, stats = whole_call_graph(path, summary_cache(packs.cache_dir, packs.use_cache), packs.jobs,
                                         entry_seeds=entry_seeds(packs), module_calls=module_calls(packs),
                                         seed_modules=seed_modules(packs), registries=registries(packs, path))
+    from tracer.present import callgraph_view  # networkx (~19 MB) only after the fixpoint, not under its peak
+
     solved = f"{stats['files_solved']} of {stats['files_total']}" if "files_solved" in stats else stats["files_total"]
     summary = (f"{len(g)} nodes, {g.number_of_edges()} edges; {stats['calls_unbound']} calls not bound "
                f"({solved} files, {stats['seconds']} s)")
@@ -167,6 +168,8 @@ def module_calls(packs: PackOptions) -> tuple[str, ...]:
 
 
 def _emit(g, stats, fmt: str, out_file: str | None) -> None:  # type: ignore[no-untyped-def]
+    from tracer.present import graphs
+
     if fmt == "dot":
         text = graphs.graph_to_dot(g)
     else:
