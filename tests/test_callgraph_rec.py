@@ -133,3 +133,28 @@ def test_sorting_compares_the_elements(caller, callee):
 ])
 def test_sorting_draws_nothing_else(caller, callee):
     assert (caller, callee) not in kinds("sorting_compares")
+
+
+def test_next_of_a_dicts_iterator_is_a_key_not_a_value(tmp_path):
+    """``next(iter(d))`` is one of d's keys: a value of d taken for it drew its ``__str__``
+    (sglang/srt 0.5.23 ``LoRARegistry.lru_lora_name``; found by helper hash)."""
+    edges = inline(tmp_path, """
+        class Ref:
+            def __str__(self):
+                return "r"
+
+        def first():
+            refs = {"name": Ref()}
+            return next(iter(refs), None)
+
+        def show():
+            return f"{first()}"
+
+        def first_item():
+            return next(iter([Ref()]))
+
+        def show_item():
+            return f"{first_item()}"
+        """)
+    assert ("main.show", "main.first") in edges and ("main.show", "main.Ref.__str__") not in edges
+    assert ("main.show_item", "main.Ref.__str__") in edges

@@ -421,8 +421,8 @@ class Calls(Narrow):
         elif v[0] == "g":
             self.edge(self.scopes[v[1]].yields + self.scope_base[v[1]], site.dst)
             resumed(self, v[1], site.caller, site.line)
-        elif v[0] == "o":
-            self.read(v[1], None, site.dst)
+        elif v[0] == "o":  # a list's element, a dict's key (next(iter(d)): keys.py)
+            keys.next_item(self, v, site.dst)
 
     def builtin_method(self, site: Site, name: str, recv: Value) -> None:
         dst = site.dst

@@ -61,3 +61,13 @@ def container_method(s: Any, site: Any, name: str, recv: Value) -> None:
     elif name == "sort":  # xs.sort(): the elements compared (ordering.py)
         sort_method(s, site, recv[1])
     # d.items(): calls.py makes each pair's first the dict's keys
+
+
+def next_item(s: Any, v: Value, dst: int) -> None:
+    """``next(it)`` where it is a container the solver made (``iter(x)`` of one is itself): a dict
+    yields its keys (a value taken for one drew its ``__str__``: helper hash found it on sglang/srt's
+    ``next(iter(self._registry), None)``), the others their elements."""
+    if s.obj_kind.get(v[1]) == "dict":
+        s.edge(s.dict_keys(v[1]), dst)
+    else:
+        s.read(v[1], None, dst)
