@@ -158,3 +158,29 @@ def test_next_of_a_dicts_iterator_is_a_key_not_a_value(tmp_path):
         """)
     assert ("main.show", "main.first") in edges and ("main.show", "main.Ref.__str__") not in edges
     assert ("main.show_item", "main.Ref.__str__") in edges
+
+
+def test_max_takes_the_reflected_lt_only_where_no_base_outside_the_tree_answers(tmp_path):
+    """``max(xs)`` asks ``x > best``: a class without ``__gt__`` has its reflected ``__lt__`` run,
+    unless a base outside the tree (``int`` of an ``IntEnum``) answers ``__gt__`` first."""
+    edges = inline(tmp_path, """
+        class LessOnly:
+            def __lt__(self, other):
+                return True
+
+        class IntLess(int):
+            def __lt__(self, other):
+                return True
+
+        def plain():
+            return max([LessOnly(), LessOnly()])
+
+        def with_int():
+            return max([IntLess(1), IntLess(2)])
+
+        def lowest():
+            return min([IntLess(1), IntLess(2)])
+        """)
+    assert edges.get(("main.plain", "main.LessOnly.__lt__")) == "implicit"
+    assert ("main.with_int", "main.IntLess.__lt__") not in edges
+    assert edges.get(("main.lowest", "main.IntLess.__lt__")) == "implicit"

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tracer.callgraph.heap import ALL
+from tracer.callgraph.heap import ALL, Value
 
 LT = ("__lt__", "__gt__")
 GT = ("__gt__", "__lt__")
@@ -26,9 +26,28 @@ COMPARED = {"heappush": (0, -1, 1), "heappop": (0, -1, -1), "heapify": (0, -1, -
 
 def compared(s: Any, var: int, site: Any, order: tuple[str, str] = LT) -> None:
     """The values of ``var`` are compared with each other where ``site`` runs (``a < b``; max: ``a > b``)."""
-    lt = tuple(n for n in order if n in s.dunders)  # what no class defines is never found
-    if var >= 0 and lt:
-        s.on(var, ("i", type(s).implicit_call, lt, -1, (), site.caller, site.line))
+    if var >= 0 and any(n in s.dunders for n in order):  # what no class defines is never found
+        s.on(var, ("i", compared_value, order, site.caller, site.line))
+
+
+def compared_value(s: Any, v: Value, order: tuple[str, str], caller: int, line: int) -> None:
+    """Instance v compared from C: ``order[0]``; the reflected ``order[1]`` only where no class of its
+    MRO defines ``order[0]`` and every base is the tree's (``int.__gt__`` of an ``IntEnum`` answers:
+    the reflected ``__lt__`` never runs; helper hash found it on sglang/srt's ``max(modes)``)."""
+    names = order[:1] if s.lookup(v[1], order[0]) is not None or not tree_bases_only(s, v[1]) else order
+    names = tuple(n for n in names if n in s.dunders)
+    if names:
+        type(s).implicit_call(s, v, names, -1, (), caller, line)
+
+
+def tree_bases_only(s: Any, cid: int) -> bool:
+    """Every base of every class of cid's MRO is a class of the tree (or ``object``)."""
+    for k in s.mro(cid):
+        for var in s.class_bases[k]:
+            vals = s.pts.get(var, ())
+            if not vals or any(b[0] != "c" and b != ("B", "object") for b in vals):
+                return False
+    return True
 
 
 def held(s: Any, var: int) -> int:
