@@ -36,8 +36,12 @@ from tracer.callgraph.ir import ModuleIR, ScopeIR
 # 4 and 80 made ~8,300 (+13% memory): the copies' own containers and lambdas then filled shared
 # variables to the value budget (stats.values_cut 45k -> 62k) and cut values other calls needed
 MAX_CLONES = 3  # receiver classes beyond the first one method is solved apart for
-MAX_CLONE_INSTRS = 8  # instructions of a method that may be copied (32 lost a module call's forward edge
-# on examples/ok through an overridden model factory: tests/test_binder.py; not yet understood)
+MAX_CLONE_INSTRS = 32  # instructions of a method that may be copied. The edges these copies once "lost"
+# (examples/ok's LlamaForCausalLM.forward -> LlamaModel.forward, five TensorRT-LLM rows) were made only by the
+# merge they undo: the base's own abstract instance held every subclass's model; they rest now on the
+# classes only the outside creates running their inherited methods (inherited.py), on the owner taking a
+# method's own variables when self is seeded (seeds.seed_self), and on a copy's parameters being typed
+# like the method's (seeds.note_params)
 
 # the operands of each instruction that are variables (the rest are names, lines, scopes, classes)
 VAR_OPERANDS = {
@@ -97,6 +101,7 @@ class Clones:
     note_call: Callable[[int, int], None]
     call_on: Callable[[int, Site], None]
     add_edge: Callable[..., None]
+    note_params: Callable[[int], None]  # seeds.Seeds
 
     def init_clones(self) -> None:
         self.clone_code: dict[int, Code] = {}  # method uid -> its code (small instance methods only)
@@ -201,6 +206,7 @@ class Clones:
             self.scope_module.append(code.module)
             self.scope_cbase.append(code.cbase)
             self.clone_origin[new] = code.sbase + j
+            self.note_params(new)  # a copy's parameters are parameters too (seeds.py types those no call fills)
             for p in s.params:
                 if p.kind in ("star", "dstar"):
                     oid = ("star" if p.kind == "star" else "dstar", new)
