@@ -11,11 +11,12 @@ abstract instance holds none, and the edges were lost until the inherited method
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from click.testing import CliRunner
 
-from tracer.callgraph import clones
+from tracer.callgraph import clones, objects
 from tracer.callgraph.build import solve_tree
 from tracer.callgraph.compile import compile_module
 from tracer.cli import main
@@ -167,3 +168,69 @@ def test_a_parameter_no_call_fills_is_typed_in_each_copy_of_its_method():
     found = _solve(TYPED_IN_A_COPY)
     assert {("main.Block.register", "main.A.parse"), ("main.Block.register", "main.B.parse")} <= found
     assert ("main.Block.register", "main.C.parse") not in found  # C never calls the base's __call__
+
+
+REGISTRY_WRONG = {("main.Markdown.run_pre", "main.Post.run"), ("main.Markdown.run_post", "main.Pre.run")}
+
+
+def test_each_allocation_site_of_a_registry_class_is_its_own_object():
+    data = graph(DATA / "object_registries")
+    found = edges(data)
+    assert {("main.Markdown.run_pre", "main.Pre.run"), ("main.Markdown.run_post", "main.Post.run")} <= found
+    assert found & REGISTRY_WRONG == set()
+    assert data["stats"]["objects_by_allocation_site"] == 2
+
+
+def test_one_object_per_class_merges_the_registries(monkeypatch):
+    monkeypatch.setattr(objects, "MAX_OBJECTS", 0)
+    data = graph(DATA / "object_registries")
+    assert edges(data) & REGISTRY_WRONG == REGISTRY_WRONG  # what the objects keep apart (the test can fail)
+    assert data["stats"]["objects_by_allocation_site"] == 0
+
+
+def test_every_instruction_the_solver_installs_is_renamed_in_a_copy():
+    """A copy installs the method's instructions over its own variables: an opcode whose variables
+    are not renamed reads the first module's variables instead (isinstance narrowing and slices did)."""
+    import inspect
+
+    from tracer.callgraph.solve import Solver
+
+    source = inspect.getsource(Solver.install)
+    ops = set(re.findall(r'op == "(\w+)"', source))
+    assert ops and ops - {"call"} <= set(clones.VAR_OPERANDS)
+
+
+NARROWED_IN_A_COPY = '''
+class Node:
+    def visit(self):
+        pass
+
+
+class Leaf:
+    def visit(self):
+        pass
+
+
+class Base:
+    def walk(self, x):
+        if isinstance(x, Node):
+            x.visit()
+
+
+class A(Base):
+    pass
+
+
+class B(Base):
+    pass
+
+
+A().walk(Leaf())
+B().walk(Node())
+'''
+
+
+def test_isinstance_narrows_in_a_methods_copy():
+    found = _solve(NARROWED_IN_A_COPY)  # walk: A's own variables, B's copy
+    assert ("main.Base.walk", "main.Node.visit") in found
+    assert ("main.Base.walk", "main.Leaf.visit") not in found

@@ -31,6 +31,7 @@ class Seeds(Attrs):
     # receiver (a class picked from another package's registry at run time) is never seeded.
     seed_modules: tuple[str, ...] = ()
     clone_code: dict[int, Any]  # clones.Clones
+    clone_for: dict[tuple[int, Any], int]
     receiver_scope: Any
 
     def in_tree(self, name: str) -> str:  # the solver's (solve.Solver.in_tree)
@@ -191,6 +192,7 @@ class Seeds(Attrs):
         for k in sorted(self.instantiated):
             for c in self.mro(k):
                 made_of.setdefault(c, []).append(k)
+        copied = {uid for uid, _ in self.clone_for}
         outside: set[int] = set()  # classes neither they nor a subclass of them the program creates
         unreached: set[int] = set()
         for uid, scope in enumerate(self.scopes):
@@ -200,7 +202,7 @@ class Seeds(Attrs):
             if first.kind not in ("pos", "posonly"):
                 continue
             var = first.var + self.scope_base[uid]
-            if self.pts.get(var):
+            if self.pts.get(var) or uid in copied:  # a copy reached is the method reached (clones.py)
                 continue
             owner = self.owner_cid(uid)
             unreached.add(uid)
