@@ -168,7 +168,8 @@ def solve_tree(irs: list[ModuleIR], prefix: str = "", entry_seeds: dict[str, str
              "edges_assumed": sorted([names[u], names[v], why] for (u, v), why in solver.assumed_edges.items()),
              "arguments_narrowed_by_annotations": solver.arguments_narrowed(),
              "results_narrowed_by_receiver": solver.results_narrowed,
-             "methods_cloned_per_receiver": solver.clones_made, "clones_refused": solver.clones_refused}
+             "methods_cloned_per_receiver": solver.clones_made, "clones_refused": solver.clones_refused,
+             "objects_by_allocation_site": sum(solver.object_count.values())}
     # its closures hold it in cycles: freed now, not at the next collection, and before the answer is built
     solver.__dict__.clear()
     nodes = sorted(set(names))

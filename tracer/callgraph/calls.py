@@ -14,6 +14,7 @@ from tracer.callgraph.heap import ALL, NAMED, UNK, Value
 from tracer.callgraph.hooks import setattr_unknown
 from tracer.callgraph.ir import ScopeIR
 from tracer.callgraph.narrow import Narrow
+from tracer.callgraph.objects import instance_value
 from tracer.callgraph.protocols import ARG_DUNDERS, ITER
 from tracer.callgraph.valuesets import first_call
 
@@ -166,7 +167,7 @@ class Calls(Narrow):
         return call
 
     def construct(self, site: Site, cid: int) -> None:
-        inst = self.V("i", cid)
+        inst = instance_value(self, site, cid)  # ("i", cid), or an object of its allocation site (objects.py)
         self.instantiated.add(cid)
         if site.dst >= 0:
             self.add(site.dst, (inst,))

@@ -12,7 +12,10 @@ apart. A function or static method called from a copy gets its copy for the same
 (``self.insert_rule(self.rules, name)``: each parser's own rule list), and ``self`` of a method no
 call reached, seeded with the classes created, is seeded class by class into their copies. Calls
 made in a copy are edges of the method itself (the graph's node is the function's source); a copy's
-call site counts as bound when the method's own site is reported.
+call site counts as bound when the method's own site is reported. An object kept apart by its
+allocation site (objects.py) is a receiver of its own: a copy per object (at most
+``objects.MAX_OBJECT_CLONES`` per method), never the method's own variables, which its class's
+instance (standing for any object of the class) uses.
 
 Only functions and methods of at most ``MAX_CLONE_INSTRS`` instructions are copied (dispatchers,
 registrars, initialisers: where receivers meet and flow on; a large method is mostly its own
@@ -31,13 +34,18 @@ from typing import Any, NamedTuple
 from tracer.callgraph.calls import Site
 from tracer.callgraph.heap import Value
 from tracer.callgraph.ir import ModuleIR, ScopeIR
+from tracer.callgraph.objects import MAX_OBJECT_CLONES, init_objects
 
 # bounds: on sglang/srt 0.5.23, 3 and 32 make ~5,000 copies (4,300 refused), +5% peak memory, +1% CPU;
 # 4 and 80 made ~8,300 (+13% memory): the copies' own containers and lambdas then filled shared
 # variables to the value budget (stats.values_cut 45k -> 62k) and cut values other calls needed
 MAX_CLONES = 3  # receiver classes beyond the first one method is solved apart for
-MAX_CLONE_INSTRS = 8  # instructions of a method that may be copied (32 lost a module call's forward edge
-# on examples/ok through an overridden model factory: tests/test_binder.py; not yet understood)
+MAX_CLONE_INSTRS = 32  # instructions of a method that may be copied. The edges these copies once "lost"
+# (examples/ok's LlamaForCausalLM.forward -> LlamaModel.forward, five TensorRT-LLM rows) were made only by the
+# merge they undo: the base's own abstract instance held every subclass's model; they rest now on the
+# classes only the outside creates running their inherited methods (inherited.py), on the owner taking a
+# method's own variables when self is seeded (seeds.seed_self), and on a copy's parameters being typed
+# like the method's (seeds.note_params)
 
 # the operands of each instruction that are variables (the rest are names, lines, scopes, classes)
 VAR_OPERANDS = {
@@ -45,9 +53,11 @@ VAR_OPERANDS = {
     "attr": (1, 2), "setattr": (1, 3), "item": (1, 2, 3), "setitem": (1, 2, 3), "alloc": (1,), "merge": (1, 2),
     "decorate": (1, 2, 3), "super": (1, 3, 4), "iter": (1, 2), "aiter": (1, 2), "dunder": (1, 2),
     "unpack": (1, 2), "star_unpack": (1, 2), "raise": (1,), "instance": (1, 2), "binop": (1, 2, 3), "narrow": (1,),
+    "isa": (1, 2), "slice": (1, 2),
 }
 SCOPE_OPERAND = {"attr": 4, "setattr": 4, "item": 4, "setitem": 4, "decorate": 4, "iter": 3, "aiter": 3,
-                 "dunder": 5, "raise": 2, "call": 5}
+                 "dunder": 5, "raise": 2, "call": 5, "slice": 3}
+VAR_TUPLE = {"dunder": 4, "narrow": 2, "isa": 3}  # an operand that is a tuple of variables
 
 
 class _Identity:
@@ -97,17 +107,20 @@ class Clones:
     note_call: Callable[[int, int], None]
     call_on: Callable[[int, Site], None]
     add_edge: Callable[..., None]
+    note_params: Callable[[int], None]  # seeds.Seeds
+    object_count: dict[int, int]  # objects.init_objects
 
     def init_clones(self) -> None:
         self.clone_code: dict[int, Code] = {}  # method uid -> its code (small instance methods only)
-        self.clone_first: dict[int, int] = {}  # method uid -> the receiver class using its own variables
-        self.clone_for: dict[tuple[int, int], int] = {}  # (method uid, receiver class) -> the copy's uid
-        self.clone_count: dict[int, int] = {}
+        self.clone_first: dict[int, Any] = {}  # method uid -> the receiver class (or object) using its own variables
+        self.clone_for: dict[tuple[int, Any], int] = {}  # (method uid, receiver class or object) -> the copy's uid
+        self.clone_count: dict[tuple[int, bool], int] = {}  # (method uid, per object) -> copies made
         self.clone_origin: dict[int, int] = {}  # a copy's scope uid -> the scope it copies
         self.site_clones: dict[int, list[int]] = {}  # a call site -> the sites of its copies
-        self.site_context: dict[int, int] = {}  # a copy's call site -> the receiver class of its copy
+        self.site_context: dict[int, Any] = {}  # a copy's call site -> the receiver class (or object) of its copy
         self.clones_made = 0
         self.clones_refused = 0
+        init_objects(self)
 
     def keep_clone_code(self, m: ModuleIR, instrs: list[Any], base: int, sbase: int, cbase: int,
                         first_site: int) -> None:
@@ -158,25 +171,28 @@ class Clones:
             return uid
         if recv is not None and recv[0] == "i" and self.scopes[uid].method == "instance":
             cid = recv[1]
-            first = self.clone_first.setdefault(uid, cid)
-            if cid == first or cid == self.scope_cbase[uid] + self.scopes[uid].owner:
+            ctx: Any = cid
+            if len(recv) > 2:  # an object of its allocation site (objects.py): never the method's own variables,
+                ctx = recv  # which its class's instance (any object of the class) reads through
+            elif cid == self.clone_first.setdefault(uid, cid) or cid == self.scope_cbase[uid] + self.scopes[uid].owner:
                 return uid
         elif recv is None and site is not None and site.id in self.site_context:
-            cid = self.site_context[site.id]
+            ctx = self.site_context[site.id]
         else:
             return uid
-        found = self.clone_for.get((uid, cid))
+        found = self.clone_for.get((uid, ctx))
         if found is None:
-            if self.clone_count.get(uid, 0) >= MAX_CLONES:
+            count = (uid, ctx.__class__ is tuple)  # copies per object counted apart from those per class
+            if self.clone_count.get(count, 0) >= (MAX_OBJECT_CLONES if count[1] else MAX_CLONES):
                 self.clones_refused += 1
                 found = uid
             else:
-                self.clone_count[uid] = self.clone_count.get(uid, 0) + 1
-                found = self.make_clone(uid, cid)
-            self.clone_for[(uid, cid)] = found
+                self.clone_count[count] = self.clone_count.get(count, 0) + 1
+                found = self.make_clone(uid, ctx)
+            self.clone_for[(uid, ctx)] = found
         return found
 
-    def make_clone(self, uid: int, context: int) -> int:
+    def make_clone(self, uid: int, context: Any) -> int:
         code = self.clone_code[uid]
         i0, _i1, v0, v1, s1 = code.span
         fresh = self.next_var - v0
@@ -201,6 +217,7 @@ class Clones:
             self.scope_module.append(code.module)
             self.scope_cbase.append(code.cbase)
             self.clone_origin[new] = code.sbase + j
+            self.note_params(new)  # a copy's parameters are parameters too (seeds.py types those no call fills)
             for p in s.params:
                 if p.kind in ("star", "dstar"):
                     oid = ("star" if p.kind == "star" else "dstar", new)
@@ -218,11 +235,9 @@ class Clones:
                 for at in VAR_OPERANDS.get(op, ()):
                     if at < len(out):
                         out[at] = var(out[at])
-                if op == "dunder":
-                    out[4] = tuple(var(a) for a in out[4])
-                elif op == "narrow":
-                    out[2] = tuple(var(c) for c in out[2])
-                elif op == "func":
+                if op in VAR_TUPLE:
+                    out[VAR_TUPLE[op]] = tuple(var(a) for a in out[VAR_TUPLE[op]])
+                if op == "func":
                     out[2] = uids.get(out[2], code.sbase + out[2])
                 at = SCOPE_OPERAND.get(op, -1)
                 if 0 <= at < len(out):
@@ -232,7 +247,7 @@ class Clones:
             self.ints = ints
         return uids[local]
 
-    def clone_call(self, ins: tuple[Any, ...], var: Any, sbase: int, origin: int, context: int) -> None:
+    def clone_call(self, ins: tuple[Any, ...], var: Any, sbase: int, origin: int, context: Any) -> None:
         self.next_site += 1
         site = Site(self.next_site, var(ins[1]), tuple((var(a), s) for a, s in ins[3]),
                     tuple((k, var(a)) for k, a in ins[4]), sbase + ins[5], ins[6], ins[7], ins[8])

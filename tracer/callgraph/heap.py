@@ -10,6 +10,7 @@ from typing import Any
 from tracer.bind.mro import after as mro_after
 from tracer.bind.mro import linearize
 from tracer.callgraph.members import slot_made
+from tracer.callgraph.objects import object_field
 from tracer.callgraph.protocols import PREFIX
 from tracer.callgraph.valuesets import VarMap
 
@@ -246,6 +247,8 @@ class Heap:
         var = self.fields.get((inst, name))
         if var is None:
             var = self.fields[(inst, name)] = self.new_var()
+            if len(inst) > 2:  # an object of its allocation site: its class's instance reads it too (objects.py)
+                object_field(self, inst, name, var)
         return var
 
     def class_attr_var(self, cid: int, name: str) -> int:

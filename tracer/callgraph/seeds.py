@@ -11,6 +11,7 @@ from typing import Any
 
 from tracer.callgraph.attrs import Attrs
 from tracer.callgraph.heap import Value
+from tracer.callgraph.inherited import seed_inherited
 from tracer.callgraph.registry import RegistryRule
 
 MAX_DUCKS = 3  # classes a parameter may be taken to be an instance of
@@ -30,6 +31,7 @@ class Seeds(Attrs):
     # receiver (a class picked from another package's registry at run time) is never seeded.
     seed_modules: tuple[str, ...] = ()
     clone_code: dict[int, Any]  # clones.Clones
+    clone_for: dict[tuple[int, Any], int]
     receiver_scope: Any
 
     def in_tree(self, name: str) -> str:  # the solver's (solve.Solver.in_tree)
@@ -42,6 +44,7 @@ class Seeds(Attrs):
         self.self_fields: dict[int, set[str]] = {}  # class -> the names its methods set on self
         self.params_seeded = False
         self.ducks_seeded = 0
+        self.inherited_seeded = 0  # inherited.py
         # provenance: the attribute reads off a receiver a seed may fill, the call sites calling them,
         # and once a seed filled it, those sites and the edges only they made (why, per edge)
         self.seed_reads: dict[int, list[int]] = {}
@@ -49,15 +52,19 @@ class Seeds(Attrs):
         self.calling: dict[int, list[int]] = {}
         self.assumed_sites: dict[int, str] = {}
         self.assumed_edges: dict[tuple[int, int], str] = {}
-        for uid, scope in enumerate(self.scopes):
-            base = self.scope_base[uid]
-            first = 1 if scope.owner >= 0 and scope.method in ("instance", "class") else 0
-            for i, p in enumerate(scope.params):
-                if i < first and p.kind in ("pos", "posonly"):
-                    if scope.method == "instance":
-                        self.self_vars[p.var + base] = self.scope_cbase[uid] + scope.owner
-                elif p.kind in ("pos", "posonly", "kw"):
-                    self.param_vars.add(p.var + base)
+        for uid in range(len(self.scopes)):
+            self.note_params(uid)
+
+    def note_params(self, uid: int) -> None:
+        """The parameters of scope ``uid`` (a method's copy's too: clones.py) a caller would fill."""
+        scope, base = self.scopes[uid], self.scope_base[uid]
+        first = 1 if scope.owner >= 0 and scope.method in ("instance", "class") else 0
+        for i, p in enumerate(scope.params):
+            if i < first and p.kind in ("pos", "posonly"):
+                if scope.method == "instance":
+                    self.self_vars[p.var + base] = self.scope_cbase[uid] + scope.owner
+            elif p.kind in ("pos", "posonly", "kw"):
+                self.param_vars.add(p.var + base)
 
     def may_seed(self, caller: int) -> bool:
         """Whether a read of a pack's setter in scope ``caller`` is the runner's (seed_modules)."""
@@ -185,6 +192,9 @@ class Seeds(Attrs):
         for k in sorted(self.instantiated):
             for c in self.mro(k):
                 made_of.setdefault(c, []).append(k)
+        copied = {uid for uid, _ in self.clone_for}
+        outside: set[int] = set()  # classes neither they nor a subclass of them the program creates
+        unreached: set[int] = set()
         for uid, scope in enumerate(self.scopes):
             if scope.owner < 0 or scope.method not in ("instance", "class") or not scope.params:
                 continue
@@ -192,17 +202,21 @@ class Seeds(Attrs):
             if first.kind not in ("pos", "posonly"):
                 continue
             var = first.var + self.scope_base[uid]
-            if self.pts.get(var):
+            if self.pts.get(var) or uid in copied:  # a copy reached is the method reached (clones.py)
                 continue
             owner = self.owner_cid(uid)
+            unreached.add(uid)
             made = made_of.get(owner, [])
             tag = "i" if scope.method == "instance" else "c"
-            if tag == "i" and len(made) > 1 and uid in self.clone_code:  # each class its copy (clones.py)
-                for k in made:
+            if not made and tag == "i":
+                outside.add(owner)
+            if tag == "i" and uid in self.clone_code:  # each class its copy (clones.py); the first (the
+                for k in made or [owner]:  # owner when no class is made) keeps the method's own variables
                     copy = self.receiver_scope(uid, self.V("i", k), None)
                     self.add(self.scopes[copy].params[0].var + self.scope_base[copy], (self.V("i", k),))
                 continue
             self.add(var, [self.V(tag, k) for k in (made or [owner])])
+        seed_inherited(self, outside, unreached)  # their inherited methods too (inherited.py)
 
     def owner_cid(self, uid: int) -> int:
         return self.scope_cbase[uid] + self.scopes[uid].owner
