@@ -34,8 +34,8 @@ def compared_value(s: Any, v: Value, order: tuple[str, str], caller: int, line: 
     """Instance v compared from C: ``order[0]``; the reflected ``order[1]`` only where no class of its
     MRO defines ``order[0]`` and every base is the tree's (``int.__gt__`` of an ``IntEnum`` answers:
     the reflected ``__lt__`` never runs; helper hash found it on sglang/srt's ``max(modes)``)."""
-    names = order[:1] if s.lookup(v[1], order[0]) is not None or not tree_bases_only(s, v[1]) else order
-    names = tuple(n for n in names if n in s.dunders)
+    picked: tuple[str, ...] = order[:1] if s.lookup(v[1], order[0]) is not None or not tree_bases_only(s, v[1]) else order
+    names = tuple(n for n in picked if n in s.dunders)
     if names:
         type(s).implicit_call(s, v, names, -1, (), caller, line)
 
