@@ -7,21 +7,9 @@ each registered function gets both parsers and both states; solved apart, its ow
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
-from click.testing import CliRunner
+from callgraph_cli import DATA, graph
 
 from tracer.callgraph import clones
-from tracer.cli import main
-
-DATA = Path(__file__).resolve().parent / "data" / "callgraph"
-
-
-def graph(folder: Path) -> dict:
-    result = CliRunner().invoke(main, ["graph", str(folder), "--all", "--format", "json", "--no-cache"])
-    assert result.exit_code == 0, result.stderr
-    return json.loads(result.stdout)
 
 
 def edges(data: dict) -> set[tuple[str, str]]:

@@ -9,20 +9,9 @@ or the key leaves out must stay absent."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-from click.testing import CliRunner
-
-from tracer.cli import main
-
-DATA = Path(__file__).resolve().parent / "data" / "callgraph"
-
-
-def graph(folder: Path) -> dict:
-    result = CliRunner().invoke(main, ["graph", str(folder), "--all", "--format", "json", "--no-cache"])
-    assert result.exit_code == 0, result.stderr
-    return json.loads(result.stdout)
+from callgraph_cli import DATA, graph
 
 
 def edges(folder: Path) -> set[tuple[str, str]]:

@@ -10,24 +10,13 @@ abstract instance holds none, and the edges were lost until the inherited method
 
 from __future__ import annotations
 
-import json
 import re
-from pathlib import Path
 
-from click.testing import CliRunner
+from callgraph_cli import DATA, graph
 
 from tracer.callgraph import clones, objects
 from tracer.callgraph.build import solve_tree
 from tracer.callgraph.compile import compile_module
-from tracer.cli import main
-
-DATA = Path(__file__).resolve().parent / "data" / "callgraph"
-
-
-def graph(folder: Path) -> dict:
-    result = CliRunner().invoke(main, ["graph", str(folder), "--all", "--format", "json", "--no-cache"])
-    assert result.exit_code == 0, result.stderr
-    return json.loads(result.stdout)
 
 
 def edges(data: dict) -> set[tuple[str, str]]:
