@@ -474,7 +474,7 @@ class Calls(Narrow):
                 tup = self.new_obj(pair, "tuple")
                 self.write(pair, self.V("k", "int", 1), self.slot(oid, ALL))
                 self.write(pair, self.V("k", "int", 1), self.slot(oid, NAMED))
-                self.write(pair, self.V("k", "int", 0), self.dict_keys(oid))
+                self.write(pair, self.V("k", "int", 0), self.pair_keys(oid))
                 holder = self.new_var()
                 self.add(holder, (tup,))
                 self.write(new, None, holder)
