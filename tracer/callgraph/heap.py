@@ -173,8 +173,8 @@ class Heap:
         """The var of what the first of a ``d.items()`` pair is known to be: the dict's attribute
         names (kind "n": ``vars(x)``, ``__dict__``), not a literal's constant keys. Where a
         parameter's dicts from every call meet (``for k, v in attrs.items(): setattr(w, k, v)``),
-        every key met every value: on sglang/srt ``graph --all`` then ran for minutes (>370 CPU-s,
-        3 GB; 87 CPU-s, 787 MB without). No benchmark package lost an edge."""
+        every key met every value: on sglang/srt ``graph --all`` then ran for minutes (stopped past
+        160 CPU-s and 1.7 GB; 87 CPU-s and 787 MB without). No benchmark package lost an edge."""
         var = self.names_vars.get(oid)
         if var is None:
             var = self.names_vars[oid] = self.new_var()

@@ -187,9 +187,6 @@ def slot_made(s: Any, oid: Any, key: Value, var: int) -> None:
             connect(s, src, key, other[2], var)
 
 
-MAX_PAIR_KEYS = 8
-
-
 def dict_of_pairs(s: Any, oid: Any, v: Value) -> None:
     """``dict(pairs)``: each pair's first element keys its second (a dict source is copied)."""
     if s.obj_kind.get(v[1]) == "dict":
@@ -205,10 +202,7 @@ def dict_of_pairs(s: Any, oid: Any, v: Value) -> None:
         s.read(p[1], s.V("k", "int", 1), value)
         key = s.new_var()
         s.read(p[1], s.V("k", "int", 0), key)
-        # past MAX_PAIR_KEYS keys a pair's value is any key's (sglang/srt: dicts of thousands of
-        # constant keys made the solve of graph --all take minutes)
-        s.each(key, lambda k: s.write(oid, k if k[0] in ("k", "n") and len(s.pts.get(key, ())) <= MAX_PAIR_KEYS
-                                      else None, value))
+        s.each(key, lambda k: s.write(oid, k if k[0] in ("k", "n") else None, value))
         s.when_empty(key, lambda: s.write(oid, None, value))
     s.each(pair, each_pair)
 
