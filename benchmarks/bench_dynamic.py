@@ -325,7 +325,8 @@ def static_edges(root: Path, pkg_dir: str, skip: str, tests: tuple[str, ...] = (
     started = time.perf_counter()
     layout, prefix = tree_layout(root / pkg_dir)
     files, _ = list_sources(layout)
-    irs, where = [], {}
+    irs: list = []
+    where: dict[str, list[Node]] = {}
     skip_prefix = skip.replace("/", ".") if skip else ""
     suite = test_sources(root, tests)
     for f in files:
@@ -407,8 +408,9 @@ ITER_DUNDERS = {"__iter__", "__next__", "__aiter__", "__anext__"}
 
 
 def cause(root: Path, caller: Node, callee: Node, sites: list[int], names: dict[str, dict[int, str]],
-          texts: dict[str, list[str]], gens: set[Node] = frozenset(), entered: set[Node] = frozenset(),
-          entered_by_package: set[Node] = frozenset()) -> str:
+          texts: dict[str, list[str]], gens: frozenset[Node] | set[Node] = frozenset(),
+          entered: frozenset[Node] | set[Node] = frozenset(),
+          entered_by_package: frozenset[Node] | set[Node] = frozenset()) -> str:
     callee_name = node_name(root, callee, names)
     lines = texts.setdefault(caller[0], (root / caller[0]).read_text(encoding="utf-8").splitlines())
     text = " ".join(lines[s - 1] for s in sites if 0 < s <= len(lines))
