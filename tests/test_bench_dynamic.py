@@ -33,6 +33,8 @@ def test_package_sets_are_disjoint(bench):
             seen[row[0]] = label
     assert bench.HELD_OUT_SETS[1] is bench.HELD_OUT
     assert [r[0] for r in bench.HELD_OUT_2] == ["lark", "h11", "boltons", "tinydb"]
+    assert bench.HELD_OUT_SETS[3] is bench.HELD_OUT_3
+    assert [r[0] for r in bench.HELD_OUT_3] == ["mako", "configobj", "schedule", "voluptuous"]
 
 
 def test_verdicts_keep_format_and_name_known_packages(bench):
@@ -56,3 +58,32 @@ def test_suite_outcome_reads_the_kept_log(bench, tmp_path):
     assert bench.suite_outcome(root) == "3 passed, 1 skipped in 0.5s; pytest exit status 0"
     bench.suite_log(root).write_text("SKIPPED [1] t.py:3: no\n\npytest exit status 1\n")
     assert bench.suite_outcome(root) == "no pytest summary; pytest exit status 1"
+
+
+def test_a_single_file_suite_is_compiled_with_tests(bench, tmp_path):
+    """schedule's suite is one module beside the package (test_schedule.py): ``--with-tests`` must
+    compile it (a folder's rglob finds nothing in a file), so a value it hands in reaches the
+    package: apply() calls g only because the test passes g."""
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("def apply(f):\n    return f()\n\n\ndef g():\n    return 1\n")
+    (tmp_path / "test_pkg.py").write_text("from pkg import apply, g\n\n\ndef test_apply():\n    apply(g)\n")
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_more.py").write_text("")
+    suite = ["--noconftest", "test_pkg.py", "tests::nothing"]
+    assert bench.test_sources(tmp_path, suite) == [tmp_path / "test_pkg.py", tmp_path / "tests" / "test_more.py"]
+    apply_g = (("pkg/__init__.py", 1), ("pkg/__init__.py", 5))
+    alone = bench.static_edges(tmp_path, "pkg", "")[0]
+    with_tests, last, named, _stats, _t = bench.static_edges(tmp_path, "pkg", "", tuple(suite))
+    assert apply_g not in alone
+    assert apply_g in with_tests and apply_g in last
+    assert set(named.values()) == {"pkg", "pkg.apply", "pkg.g"}  # the test's own nodes are never scored
+
+
+def test_an_empty_trace_warns_instead_of_scoring_nothing(bench, tmp_path):
+    root = tmp_path / "pkg-1.0"
+    root.mkdir()
+    bench.suite_log(root).write_text("ERROR: file or directory not found: tests\n\npytest exit status 4\n")
+    warning = bench.empty_trace_warning("pkg", root, {})
+    assert warning and warning.startswith("WARNING: pkg: the traced test suite made no call")
+    assert "no pytest summary; pytest exit status 4" in warning
+    assert bench.empty_trace_warning("pkg", root, {(("a.py", 1), ("a.py", 5)): [2]}) is None
