@@ -31,6 +31,7 @@ import marshal
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
+from tracer.callgraph.argclones import ArgClones
 from tracer.callgraph.calls import Site
 from tracer.callgraph.heap import Value
 from tracer.callgraph.ir import ModuleIR, ScopeIR
@@ -89,7 +90,7 @@ class Code(NamedTuple):
     shared: frozenset[int]  # module-local vars of the span that stay shared (written from outside it)
 
 
-class Clones:
+class Clones(ArgClones):
     scopes: list[ScopeIR]
     scope_base: list[int]
     scope_module: list[str]
@@ -121,10 +122,12 @@ class Clones:
         self.clones_made = 0
         self.clones_refused = 0
         init_objects(self)
+        self.init_argclones()
 
     def keep_clone_code(self, m: ModuleIR, instrs: list[Any], base: int, sbase: int, cbase: int,
                         first_site: int) -> None:
         """Keep the code of ``m``'s small instance methods (outermost ones) for copies."""
+        self.keep_arg_code(m, instrs, base, sbase, cbase, first_site)  # and of its readers (argclones.py)
         spans: list[tuple[int, tuple[int, ...]]] = []
         end = -1
         for i, s in enumerate(m.scopes):
