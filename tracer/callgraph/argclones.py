@@ -154,7 +154,8 @@ class ArgClones:
             if var < 0 or any(st for _, st in site.args):
                 return False
         self.on(var, ("", ArgClones.split_value, site, uid, recv, at, name))
-        self.when_empty(var, (ArgClones.bind_one, site, uid, uid, recv))  # no value: bound as before
+        # no value: the other arguments bound, and no result (the function's own is every other call's)
+        self.when_empty(var, (ArgClones.bind_one, site._replace(dst=-1), uid, uid, recv))
         return True
 
     def split_value(self, v: Value, site: Site, uid: int, recv: Value | None, at: int, name: str) -> None:
