@@ -22,7 +22,7 @@ from __future__ import annotations
 import bisect
 import marshal
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 from tracer.callgraph.calls import Site
 from tracer.callgraph.heap import Value
@@ -32,6 +32,17 @@ MAX_ARG_CLONES = 3  # argument values beyond the first a function is solved apar
 MAX_ARG_INSTRS = 64  # instructions of a function that may be split
 SPLIT_KINDS = frozenset("oicm")  # a container, an instance, a class, a module: what a read reads out of
 READER_METHODS = frozenset({"get", "pop", "setdefault", "__getitem__"})
+
+
+class Code(NamedTuple):  # a copyable function's code (here, not in clones.py, which imports this module)
+    module: str
+    base: int  # the module's first variable
+    sbase: int  # its first scope
+    cbase: int  # its first class
+    instrs: bytes  # the method's instructions and the closure copies into its variables (marshalled)
+    sites: tuple[int, ...]  # the solver's site id of each call instruction among them, in order
+    span: tuple[int, ...]  # (first instruction, end, first var, end var, end scope), module-local
+    shared: frozenset[int]  # module-local vars of the span that stay shared (written from outside it)
 
 
 def read_param(scope: ScopeIR, body: list[Any], getattrs: set[int]) -> int:
@@ -109,8 +120,6 @@ class ArgClones:
     def keep_arg_code(self, m: ModuleIR, instrs: list[Any], base: int, sbase: int, cbase: int,
                       first_site: int) -> None:
         """Keep the code of ``m``'s small outermost functions returning a read of a parameter."""
-        from tracer.callgraph.clones import Code  # clones.py imports this module
-
         getattrs = {ins[1] for ins in instrs if ins[0] == "glob" and ins[2] == "getattr"}
         calls: list[int] | None = None
         end = -1

@@ -31,7 +31,7 @@ import marshal
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from tracer.callgraph.argclones import ArgClones
+from tracer.callgraph.argclones import ArgClones, Code
 from tracer.callgraph.calls import Site
 from tracer.callgraph.heap import Value
 from tracer.callgraph.ir import ModuleIR, ScopeIR
@@ -77,17 +77,6 @@ IDENTITY = _Identity()
 class _Module(NamedTuple):
     module: str
     is_package: bool = False  # a copied function's own `from .sub import x` binds no submodule name
-
-
-class Code(NamedTuple):
-    module: str
-    base: int  # the module's first variable
-    sbase: int  # its first scope
-    cbase: int  # its first class
-    instrs: bytes  # the method's instructions and the closure copies into its variables (marshalled)
-    sites: tuple[int, ...]  # the solver's site id of each call instruction among them, in order
-    span: tuple[int, ...]  # (first instruction, end, first var, end var, end scope), module-local
-    shared: frozenset[int]  # module-local vars of the span that stay shared (written from outside it)
 
 
 class Clones(ArgClones):
