@@ -155,3 +155,43 @@ def test_a_function_storing_the_parameter_is_not_split(tmp_path):
     assert {("main.caller_a", "main.on_a"), ("main.caller_a", "main.on_b"), ("main.caller_b", "main.on_a")} <= found
     assert data["stats"]["functions_cloned_per_argument"] == 0
     assert data["stats"]["arg_clones_refused"] == 0
+
+
+GUARDED = '''
+def on_a(): pass
+def on_b(): pass
+
+def get(table, key):
+    if isinstance(table, dict) and len(table) and hasattr(table, "get"):
+        return table[key]
+    return None
+
+def keep(table, key):
+    register(table)
+    return table[key]
+
+def register(t):
+    pass
+
+def caller_a():
+    get({"x": on_a}, "x")()
+
+def caller_b():
+    get({"x": on_b}, "x")()
+
+def keep_a():
+    keep({"x": on_a}, "x")()
+
+def keep_b():
+    keep({"x": on_b}, "x")()
+'''
+
+
+def test_a_parameter_only_checked_by_builtins_is_split_one_passed_on_is_not(tmp_path):
+    data = graph(write(tmp_path, GUARDED))
+    found = edges(data)
+    assert {("main.caller_a", "main.on_a"), ("main.caller_b", "main.on_b")} <= found
+    assert {("main.caller_a", "main.on_b"), ("main.caller_b", "main.on_a")} & found == set()
+    assert {("main.keep_a", "main.on_b"), ("main.keep_b", "main.on_a")} <= found  # passed on: merged
+    assert data["stats"]["functions_cloned_per_argument"] == 1  # get's copy for the second table; keep has none
+    assert data["stats"]["arg_clones_refused"] == 0

@@ -32,6 +32,9 @@ MAX_ARG_CLONES = 3  # argument values beyond the first a function is solved apar
 MAX_ARG_INSTRS = 64  # instructions of a function that may be split
 SPLIT_KINDS = frozenset("oicm")  # a container, an instance, a class, a module: what a read reads out of
 READER_METHODS = frozenset({"get", "pop", "setdefault", "__getitem__"})
+# builtins a parameter may be given to without being kept (the checks around a read)
+LOOKING = frozenset({"getattr", "isinstance", "issubclass", "len", "hasattr", "callable", "type", "id", "repr",
+                     "str", "bool"})
 
 
 class Code(NamedTuple):  # a copyable function's code (here, not in clones.py, which imports this module)
@@ -45,7 +48,7 @@ class Code(NamedTuple):  # a copyable function's code (here, not in clones.py, w
     shared: frozenset[int]  # module-local vars of the span that stay shared (written from outside it)
 
 
-def read_param(scope: ScopeIR, body: list[Any], getattrs: set[int]) -> int:
+def read_param(scope: ScopeIR, body: list[Any], getattrs: set[int], looking: set[int]) -> int:
     """The index of the parameter ``scope`` returns a read of (and only reads), or -1."""
     skip = 1 if scope.method in ("instance", "class") else 0  # the receiver: clones.py's
     v0, v1 = scope.span[2], scope.span[3]
@@ -60,14 +63,15 @@ def read_param(scope: ScopeIR, body: list[Any], getattrs: set[int]) -> int:
         derived = {p.var}
         for _ in range(4):
             for ins in body:
-                if ins[0] in ("copy", "narrow", "isa") and ins[2 if ins[0] != "narrow" else 1] in derived:
+                if ins[0] in ("copy", "isa") and ins[2] in derived or ins[0] == "narrow" and derived.intersection(ins[2]):
                     derived.add(ins[1])
-        if _reads(body, derived, back, getattrs, v0, v1):
+        if _reads(body, derived, back, getattrs, looking, v0, v1):
             return i
     return -1
 
 
-def _reads(body: list[Any], derived: set[int], back: set[int], getattrs: set[int], v0: int, v1: int) -> bool:
+def _reads(body: list[Any], derived: set[int], back: set[int], getattrs: set[int], looking: set[int], v0: int,
+           v1: int) -> bool:
     readers: set[int] = set()  # p.get and the like: a call of one is a read
     found = False
     for ins in body:
@@ -88,7 +92,7 @@ def _reads(body: list[Any], derived: set[int], back: set[int], getattrs: set[int
             if read:
                 found |= ins[1] in back
                 args = args[1:] if ins[2] in getattrs else args
-            if any(a in derived for a in args):
+            if ins[2] not in looking and any(a in derived for a in args):
                 return False  # passed on: kept or not, the callee's business
     return found
 
@@ -120,6 +124,7 @@ class ArgClones:
     def keep_arg_code(self, m: ModuleIR, instrs: list[Any], base: int, sbase: int, cbase: int,
                       first_site: int) -> None:
         """Keep the code of ``m``'s small outermost functions returning a read of a parameter."""
+        looking = {ins[1] for ins in instrs if ins[0] == "glob" and ins[2] in LOOKING}
         getattrs = {ins[1] for ins in instrs if ins[0] == "glob" and ins[2] == "getattr"}
         calls: list[int] | None = None
         end = -1
@@ -131,7 +136,7 @@ class ArgClones:
             if span[1] - span[0] > MAX_ARG_INSTRS or span[4] != i + 1 or s.yields >= 0 or s.ret < 0:
                 continue
             body = instrs[span[0]:span[1]]
-            k = read_param(s, body, getattrs)
+            k = read_param(s, body, getattrs, looking)
             if k < 0:
                 continue
             if calls is None:
