@@ -15,6 +15,8 @@ Only functions of at most ``MAX_ARG_INSTRS`` instructions, with no nested functi
 whose parameter is only read (never stored, copied out, nor passed to a call but ``getattr``'s
 object) are split: a parameter kept somewhere meets the other callers' values there anyway.
 Counted: ``stats.functions_cloned_per_argument`` (copies made) and ``stats.arg_clones_refused``.
+Measured on sglang 0.5.23 srt: 232 copies (3,069 refused), 77,212 -> 77,070 edges (-142, e.g.
+dumper._materialize_value no longer calling every all-reduce op), 54 CPU-s, 770 MiB peak (main 71-87, 788).
 """
 
 from __future__ import annotations
