@@ -169,7 +169,8 @@ def solve_tree(irs: list[ModuleIR], prefix: str = "", entry_seeds: dict[str, str
              "arguments_narrowed_by_annotations": solver.arguments_narrowed(),
              "results_narrowed_by_receiver": solver.results_narrowed,
              "methods_cloned_per_receiver": solver.clones_made, "clones_refused": solver.clones_refused,
-             "objects_by_allocation_site": sum(solver.object_count.values())}
+             "objects_by_allocation_site": sum(solver.object_count.values()),
+             "functions_cloned_per_argument": solver.arg_clones_made, "arg_clones_refused": solver.arg_clones_refused}
     # its closures hold it in cycles: freed now, not at the next collection, and before the answer is built
     solver.__dict__.clear()
     nodes = sorted(set(names))

@@ -53,6 +53,7 @@ class Calls(Narrow):
     module_calls: tuple[str, ...] = ()
     factories: dict[str, Any]  # a registry factory's name -> its rule (seeds.Seeds.init_registries)
     receiver_scope: Callable[[int, Value | None, Site], int]  # clones.Clones
+    split_args: Callable[[Site, int, Value | None], bool]  # argclones.ArgClones
     str_method: Callable[[Site, str, Value], None]  # named.Named
     named_call: Callable[[Site, str], None]  # named.Named
 
@@ -201,6 +202,8 @@ class Calls(Narrow):
 
     def invoke(self, site: Site, uid: int, recv: Value | None) -> None:
         uid = self.receiver_scope(uid, recv, site)  # the edge; the scope: a copy for this receiver (clones.py)
+        if self.split_args(site, uid, recv):  # bound per value of an argument a small reader reads (argclones.py)
+            return
         scope = self.scopes[uid]
         base = self.scope_base[uid]
         params = scope.params

@@ -31,6 +31,7 @@ import marshal
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
+from tracer.callgraph.argclones import ArgClones, Code
 from tracer.callgraph.calls import Site
 from tracer.callgraph.heap import Value
 from tracer.callgraph.ir import ModuleIR, ScopeIR
@@ -78,18 +79,7 @@ class _Module(NamedTuple):
     is_package: bool = False  # a copied function's own `from .sub import x` binds no submodule name
 
 
-class Code(NamedTuple):
-    module: str
-    base: int  # the module's first variable
-    sbase: int  # its first scope
-    cbase: int  # its first class
-    instrs: bytes  # the method's instructions and the closure copies into its variables (marshalled)
-    sites: tuple[int, ...]  # the solver's site id of each call instruction among them, in order
-    span: tuple[int, ...]  # (first instruction, end, first var, end var, end scope), module-local
-    shared: frozenset[int]  # module-local vars of the span that stay shared (written from outside it)
-
-
-class Clones:
+class Clones(ArgClones):
     scopes: list[ScopeIR]
     scope_base: list[int]
     scope_module: list[str]
@@ -121,10 +111,12 @@ class Clones:
         self.clones_made = 0
         self.clones_refused = 0
         init_objects(self)
+        self.init_argclones()
 
     def keep_clone_code(self, m: ModuleIR, instrs: list[Any], base: int, sbase: int, cbase: int,
                         first_site: int) -> None:
         """Keep the code of ``m``'s small instance methods (outermost ones) for copies."""
+        self.keep_arg_code(m, instrs, base, sbase, cbase, first_site)  # and of its readers (argclones.py)
         spans: list[tuple[int, tuple[int, ...]]] = []
         end = -1
         for i, s in enumerate(m.scopes):
