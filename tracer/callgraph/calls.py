@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any, NamedTuple
 
-from tracer.callgraph import keys, members, stored
+from tracer.callgraph import dictlike, keys, members, stored
 from tracer.callgraph.generators import iter_builtin, resumed, spread_by_position
 from tracer.callgraph.heap import ALL, NAMED, UNK, Value
 from tracer.callgraph.hooks import setattr_unknown
@@ -114,6 +114,8 @@ class Calls(Narrow):
         elif t == "B":
             self.builtin(site, v[1]) if v[1] != "iter" else iter_builtin(self, site)
             self.external_sites.add(site.id)
+        elif t == "mx":  # a Mapping's mixin method on an instance: the abstract methods it calls (dictlike.py)
+            dictlike.mixin_call(self, site, v)
         elif t == "bm":
             self.builtin_method(site, v[1], v[2])
             self.external_sites.add(site.id)
@@ -196,6 +198,7 @@ class Calls(Narrow):
         """The implicit call of an operator, protocol or builtin: the first of ``names`` the MRO of
         the instance's class holds (the others are fallbacks Python tries when it is missing)."""
         cid = v[1]
+        names = dictlike.contains_names(self, cid, names)  # a Mapping's `in` runs __getitem__ (dictlike.py)
         name = next((n for n in names if self.lookup(cid, n) is not None), names[0])
         self.subscribe(cid, name, self.method_caller(site, v))
 

@@ -17,6 +17,8 @@ from __future__ import annotations
 from typing import Any
 
 from tracer.callgraph.heap import Value
+from tracer.callgraph.dictlike import MAPPED  # noqa: F401 - solve.py: `in` of a Mapping subclass
+from tracer.callgraph.keyeq import hashed
 from tracer.callgraph.ordering import sort_method
 from tracer.callgraph.stored import missing_item
 
@@ -26,13 +28,8 @@ KEYED_METHODS = frozenset(("get", "setdefault", "pop", "add", "discard", "remove
 
 def key_hashed(s: Any, v: Value, key: int, caller: int, line: int) -> None:
     """Container value ``v`` keyed by ``key`` where ``caller`` does so at ``line``: its __hash__ runs."""
-    if key < 0 or caller < 0 or v[0] != "o" or "__hash__" not in s.dunders or s.obj_kind.get(v[1]) not in HASHED_KINDS:
-        return
-    done = s.__dict__.setdefault("hashed_sites", set())  # (key, scope, line): one watcher a site
-    if (key, caller, line) in done:
-        return
-    done.add((key, caller, line))
-    s.on(key, ("i", type(s).implicit_call, ("__hash__",), -1, (), caller, line))
+    if v[0] == "o" and s.obj_kind.get(v[1]) in HASHED_KINDS:
+        hashed(s, key, caller, line)  # a tuple's elements too, no base's __hash__ past an __eq__ (keyeq.py)
 
 
 def read_in_source(s: Any, v: Value, key: int, caller: int, line: int) -> None:
