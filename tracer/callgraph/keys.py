@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from tracer.callgraph.heap import Value
 from tracer.callgraph.dictlike import MAPPED  # noqa: F401 - solve.py: `in` of a Mapping subclass
+from tracer.callgraph.heap import Value
 from tracer.callgraph.keyeq import hashed
 from tracer.callgraph.ordering import sort_method
 from tracer.callgraph.stored import missing_item
