@@ -20,6 +20,7 @@ from tracer.callgraph.heap import ALL, Value
 
 UNHASHED_KINDS = frozenset(("dict", "set"))  # a frozenset is kind "set": its hash calls nothing
 MAX_DEPTH = 4  # tuples within tuples followed
+PROBES = frozenset(("remove", "index", "count"))  # a list's methods comparing their argument with the elements
 
 
 def unhashable(s: Any, cid: int) -> bool:
@@ -63,3 +64,16 @@ def hash_builtin(s: Any, site: Any) -> None:
     plain = [v for v, starred in site.args if not starred]
     if plain:
         hashed(s, plain[0], site.caller, site.line)
+
+
+def probed(s: Any, v: Value, key: int, caller: int, line: int) -> None:
+    """``key in v``, ``v.remove(key)``: a dict or a set hashes key; a list or a tuple compares each
+    element with it (``element == key`` after the identity test: the element's ``__eq__``)."""
+    kind = s.obj_kind.get(v[1])
+    if kind in UNHASHED_KINDS:
+        hashed(s, key, caller, line)
+    elif kind in ("list", "tuple") and caller >= 0 and "__eq__" in s.dunders:
+        done = s.__dict__.setdefault("compared_sites", set())
+        if (v[1], caller, line) not in done:
+            done.add((v[1], caller, line))
+            s.on(s.slot(v[1], ALL), ("i", type(s).implicit_call, ("__eq__",), -1, (key,), caller, line))

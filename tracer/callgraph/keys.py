@@ -3,9 +3,10 @@
 * A dict or a set hashes its keys: ``d[k]``, ``d[k] = v``, ``k in d``, ``d.get(k)``,
   ``d.setdefault(k, v)``, ``d.pop(k)``, ``s.add(k)``, ``s.discard(k)``, ``s.remove(k)``, ``set(xs)``
   call ``type(k).__hash__`` (an ``implicit`` edge) when k is an instance of a class of the tree
-  defining one; only where the container is a dict or a set the program made (a list's ``in``
-  compares; an instance's ``__getitem__`` is its own call), for the instances the key holds.
-  ``__eq__`` runs on a collision only: no edge.
+  defining one; only where the container is a dict or a set the program made (an instance's
+  ``__getitem__`` is its own call), for the instances the key holds; a tuple key hashes its
+  elements. ``__eq__`` runs on a collision only: no edge. A list's ``in``, ``remove``, ``index``,
+  ``count`` compare: its elements' ``__eq__`` (keyeq.py).
 * The first of each ``d.items()`` pair is one of the dict's constant keys, what ``for k in d``
   binds (``getattr(obj, name)`` over a table's names). ``d.keys()`` is not followed: on markdown's
   extensions it gave 2 real edges and 4 impossible ones (every extension's ``config`` is one
@@ -18,12 +19,12 @@ from typing import Any
 
 from tracer.callgraph.dictlike import MAPPED  # noqa: F401 - solve.py: `in` of a Mapping subclass
 from tracer.callgraph.heap import Value
-from tracer.callgraph.keyeq import hashed
+from tracer.callgraph.keyeq import PROBES, hashed, probed
 from tracer.callgraph.ordering import sort_method
 from tracer.callgraph.stored import missing_item
 
 HASHED_KINDS = frozenset(("dict", "set"))
-KEYED_METHODS = frozenset(("get", "setdefault", "pop", "add", "discard", "remove"))
+KEYED_METHODS = frozenset(("get", "setdefault", "pop", "add", "discard", "remove", "index", "count", "move_to_end"))
 
 
 def key_hashed(s: Any, v: Value, key: int, caller: int, line: int) -> None:
@@ -48,13 +49,13 @@ def written_item(s: Any, v: Value, key: int, src: int, caller: int, line: int) -
 def contained(s: Any, ins: tuple[Any, ...], g: Any, caller: int, line: int) -> None:
     """The install of a ``dunder`` instruction: ``key in container`` hashes key in a dict or a set."""
     if "__contains__" in ins[3] and ins[4]:
-        s.on(g(ins[2]), ("o", key_hashed, g(ins[4][0]), caller, line))
+        s.on(g(ins[2]), ("o", probed, g(ins[4][0]), caller, line))  # a list's: its elements' __eq__ (keyeq.py)
 
 
 def container_method(s: Any, site: Any, name: str, recv: Value) -> None:
     """``d.get(k)``, ``s.add(k)``: the key hashed; ``d.items()``: the constant keys first; ``xs.sort()``."""
     if name in KEYED_METHODS and site.args and not site.args[0][1]:
-        key_hashed(s, recv, site.args[0][0], site.caller, site.line)
+        (probed if name in PROBES else key_hashed)(s, recv, site.args[0][0], site.caller, site.line)
     elif name == "sort":  # xs.sort(): the elements compared (ordering.py)
         sort_method(s, site, recv[1])
     # d.items(): calls.py makes each pair's first the dict's keys
