@@ -80,7 +80,7 @@ def contains_names(s: Any, cid: int, names: tuple[str, ...]) -> tuple[str, ...]:
     if names[0] != "__contains__" or s.lookup(cid, "__contains__") is not None:
         return names
     kind = mapping_kind(s, cid)
-    return ("__getitem__",) if kind == "mapping" else () if kind else names
+    return ("__getitem__",) if kind == "mapping" else names[:1] if kind else names  # C: no edge
 
 
 def length_hinted(s: Any, site: Any) -> None:
