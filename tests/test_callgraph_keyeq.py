@@ -105,6 +105,21 @@ def test_a_list_compares_a_set_hashes(tmp_path):
     assert ("main.in_set", "main.Sym.__eq__") not in found  # only on a collision
 
 
+def test_lists_compared_compare_their_elements(tmp_path):
+    found = edges(tmp_path, '''
+        def same(a, b):
+            return [a] == [b]
+
+        def other(a):
+            return [a] == 3, (a,) is (a,)
+
+        same(Sym("m"), Sym("n"))
+        other(Sym("o"))
+    ''')
+    assert found.get(("main.same", "main.Sym.__eq__")) == "implicit"
+    assert ("main.other", "main.Sym.__eq__") not in found  # a list equals no int; `is` calls nothing
+
+
 MAPPING = '''
     class Store(collections.abc.MutableMapping):
         def __init__(self):

@@ -73,7 +73,24 @@ def probed(s: Any, v: Value, key: int, caller: int, line: int) -> None:
     if kind in UNHASHED_KINDS:
         hashed(s, key, caller, line)
     elif kind in ("list", "tuple") and caller >= 0 and "__eq__" in s.dunders:
-        done = s.__dict__.setdefault("compared_sites", set())
-        if (v[1], caller, line) not in done:
-            done.add((v[1], caller, line))
-            s.on(s.slot(v[1], ALL), ("i", type(s).implicit_call, ("__eq__",), -1, (key,), caller, line))
+        compared(s, v[1], key, caller, line)
+
+
+def compared(s: Any, oid: Any, other: int, caller: int, line: int) -> None:
+    """The elements of list ``oid`` compared with ``other``'s values: their ``__eq__``."""
+    done = s.__dict__.setdefault("compared_sites", set())
+    if (oid, other, caller, line) not in done:
+        done.add((oid, other, caller, line))
+        s.on(s.slot(oid, ALL), ("i", type(s).implicit_call, ("__eq__",), -1, (other,), caller, line))
+
+
+def equal_sequences(s: Any, v: Value, other: int, caller: int, line: int) -> None:
+    """``a == b`` (``!=``) where a is a list or a tuple: ``list.__eq__`` compares element by element
+    (once the lengths agree), the left one's ``__eq__`` with the right one's elements."""
+    if s.obj_kind.get(v[1]) in ("list", "tuple") and caller >= 0:
+        s.on(other, ("o", right_sequence, v[1], caller, line))
+
+
+def right_sequence(s: Any, w: Value, oid: Any, caller: int, line: int) -> None:
+    if s.obj_kind.get(w[1]) in ("list", "tuple"):
+        compared(s, oid, s.slot(w[1], ALL), caller, line)

@@ -19,7 +19,7 @@ from typing import Any
 
 from tracer.callgraph.dictlike import MAPPED  # noqa: F401 - solve.py: `in` of a Mapping subclass
 from tracer.callgraph.heap import Value
-from tracer.callgraph.keyeq import PROBES, hashed, probed
+from tracer.callgraph.keyeq import PROBES, equal_sequences, hashed, probed
 from tracer.callgraph.ordering import sort_method
 from tracer.callgraph.stored import missing_item
 
@@ -50,6 +50,8 @@ def contained(s: Any, ins: tuple[Any, ...], g: Any, caller: int, line: int) -> N
     """The install of a ``dunder`` instruction: ``key in container`` hashes key in a dict or a set."""
     if "__contains__" in ins[3] and ins[4]:
         s.on(g(ins[2]), ("o", probed, g(ins[4][0]), caller, line))  # a list's: its elements' __eq__ (keyeq.py)
+    elif "__eq__" in ins[3] and ins[4] and "__eq__" in s.dunders:  # a == b of lists: the elements' (keyeq.py)
+        s.on(g(ins[2]), ("o", equal_sequences, g(ins[4][0]), caller, line))
 
 
 def container_method(s: Any, site: Any, name: str, recv: Value) -> None:
