@@ -5,7 +5,7 @@ calls.py and stored.py).
   ``collections.UserDict`` inherits methods written in Python that call the abstract ones:
   ``m.get(k)`` runs ``m[k]`` (``type(m).__getitem__``), ``m.pop(k)`` ``m[k]`` and ``del m[k]``,
   ``m.setdefault(k, v)`` ``m[k]`` then ``m[k] = v``, ``m.update(x)`` ``m[k] = v``, ``m.popitem()``
-  and ``m.clear()`` ``iter(m)``, ``m[k]``, ``del m[k]``. Where the tree's MRO of the class finds
+  ``iter(m)``, ``m[k]``, ``del m[k]``, ``m.clear()`` ``m.popitem()`` (the class's, else the mixin's). Where the tree's MRO of the class finds
   no such method (the read holds nothing at the fixpoint), the read is ``("mx", name, instance)``
   and calling it draws ``implicit`` edges to the tree's methods its MRO finds (the ones
   ``UserDict`` defines itself are outside: no edge). A ``dict`` subclass's methods are C: they
@@ -34,7 +34,7 @@ GET, SET, DEL, ITER = ("__getitem__", (0,), True), ("__setitem__", (0, 1), False
 MIXINS: dict[str, tuple[tuple[str, tuple[int, ...], bool], ...]] = {
     "get": (GET,), "pop": (GET, DEL), "setdefault": (GET, SET), "update": (("__setitem__", (), False),),
     "popitem": (ITER, ("__getitem__", (), False), ("__delitem__", (), False)),
-    "clear": (ITER, ("__getitem__", (), False), ("__delitem__", (), False))}
+    "clear": (("popitem", (), False),)}  # the class's popitem, else the mixin's (as popitem)
 LENGTH = ("__len__", "__length_hint__")
 CALLED = frozenset(("operator.length_hint",))
 KEPT = frozenset(("collections.abc", *MAPPING_BASES, "collections.UserDict"))  # bases kept by name (stored.py)
@@ -69,7 +69,8 @@ def mixin_found(s: Any, v: Value, name: str, var: int) -> None:
 def mixin_call(s: Any, site: Any, v: Value) -> None:
     """``m.pop(k)`` of a mixin ``("mx", "pop", m)``: the abstract methods it runs."""
     plain = [a for a, starred in site.args if not starred]
-    for method, positions, result in MIXINS[v[1]]:
+    name = v[1] if v[1] != "clear" or s.lookup(v[2][1], "popitem") is not None else "popitem"
+    for method, positions, result in MIXINS[name]:
         if all(p < len(plain) for p in positions):
             args = tuple(plain[p] for p in positions)
             type(s).implicit_call(s, v[2], (method,), site.dst if result else -1, args, site.caller, site.line)
