@@ -4,8 +4,8 @@
   the instances of the tree's classes ``k`` holds; a tuple hashes each of its elements
   (``hash((self.origin, tuple(self.expansion)))``: lark's ``Rule.__init__`` calling
   ``Symbol.__hash__``), and so does a tuple used as a key (``self.rules_cache[(a, b, target)]``).
-  ``tuple(xs)`` makes a list-kind object (a list cannot be hashed: what is hashed is a tuple);
-  a frozenset's hash combines the hashes it keeps (no call), a dict or a set is unhashable.
+  Only tuples are followed (a literal, ``tuple(xs)``): a frozenset's hash combines the hashes it
+  keeps (no call), a list, a dict, a set are unhashable.
 * A class defining ``__eq__`` without ``__hash__`` has ``__hash__ = None``: its instances are
   unhashable, no edge to a base's ``__hash__`` (the MRO's first class naming either decides).
 * ``__eq__`` runs on a collision only, which a key's class alone cannot tell apart from the
@@ -18,7 +18,7 @@ from typing import Any
 
 from tracer.callgraph.heap import ALL, Value
 
-UNHASHED_KINDS = frozenset(("dict", "set"))  # a frozenset is kind "set": its hash calls nothing
+HASHING_KINDS = frozenset(("dict", "set"))  # what hashes its keys (a frozenset is kind "set" too)
 MAX_DEPTH = 4  # tuples within tuples followed
 PROBES = frozenset(("remove", "index", "count"))  # a list's methods comparing their argument with the elements
 
@@ -55,7 +55,7 @@ def hashed_instance(s: Any, v: Value, caller: int, line: int) -> None:
 
 def hashed_tuple(s: Any, v: Value, caller: int, line: int, depth: int) -> None:
     """A tuple hashed: each element is (``tuple.__hash__`` calls ``hash`` on each)."""
-    if s.obj_kind.get(v[1]) not in UNHASHED_KINDS:
+    if s.obj_kind.get(v[1]) == "tuple":
         hashed(s, s.slot(v[1], ALL), caller, line, depth + 1)
 
 
@@ -70,18 +70,20 @@ def probed(s: Any, v: Value, key: int, caller: int, line: int) -> None:
     """``key in v``, ``v.remove(key)``: a dict or a set hashes key; a list or a tuple compares each
     element with it (``element == key`` after the identity test: the element's ``__eq__``)."""
     kind = s.obj_kind.get(v[1])
-    if kind in UNHASHED_KINDS:
+    if kind in HASHING_KINDS:
         hashed(s, key, caller, line)
     elif kind in ("list", "tuple") and caller >= 0 and "__eq__" in s.dunders:
-        compared(s, v[1], key, caller, line)
+        compared(s, v[1], caller, line)
 
 
-def compared(s: Any, oid: Any, other: int, caller: int, line: int) -> None:
-    """The elements of list ``oid`` compared with ``other``'s values: their ``__eq__``."""
+def compared(s: Any, oid: Any, caller: int, line: int) -> None:
+    """The elements of list ``oid`` compared: their ``__eq__``, the edge only (what is compared not
+    passed: lark's trees comparing their children, every list's elements into every ``__eq__``'s
+    ``other``, took its graph from 53 to 914 MB)."""
     done = s.__dict__.setdefault("compared_sites", set())
-    if (oid, other, caller, line) not in done:
-        done.add((oid, other, caller, line))
-        s.on(s.slot(oid, ALL), ("i", type(s).implicit_call, ("__eq__",), -1, (other,), caller, line))
+    if (oid, caller, line) not in done:
+        done.add((oid, caller, line))
+        s.on(s.slot(oid, ALL), ("i", type(s).implicit_call, ("__eq__",), -1, (), caller, line))
 
 
 def equal_sequences(s: Any, v: Value, other: int, caller: int, line: int) -> None:
@@ -93,4 +95,4 @@ def equal_sequences(s: Any, v: Value, other: int, caller: int, line: int) -> Non
 
 def right_sequence(s: Any, w: Value, oid: Any, caller: int, line: int) -> None:
     if s.obj_kind.get(w[1]) in ("list", "tuple"):
-        compared(s, oid, s.slot(w[1], ALL), caller, line)
+        compared(s, oid, caller, line)
