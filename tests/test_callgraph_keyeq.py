@@ -94,10 +94,17 @@ def test_a_list_compares_a_set_hashes(tmp_path):
             s = {Sym("r")}
             s.discard(k)
 
+        def in_setcomp(k):
+            s = {x for x in [Sym("s")]}
+            return k in s
+
         in_list(Sym("z"))
         in_ints(Sym("w"))
         in_set(Sym("y"))
+        in_setcomp(Sym("v"))
     ''')
+    assert found.get(("main.in_setcomp", "main.Sym.__hash__")) == "implicit"  # a set comprehension is a set
+    assert ("main.in_setcomp", "main.Sym.__eq__") not in found
     assert found.get(("main.in_list", "main.Sym.__eq__")) == "implicit"
     assert ("main.in_list", "main.Sym.__hash__") not in found  # a list hashes nothing
     assert ("main.in_ints", "main.Sym.__eq__") not in found  # int elements compare themselves
