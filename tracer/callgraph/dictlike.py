@@ -57,7 +57,7 @@ def mapping_kind(s: Any, cid: int) -> str:
 
 def mixin_attr(s: Any, v: Value, name: str, var: int) -> None:
     """``m.get`` read on instance ``v`` (attrs.shared_attr): the mixin, if nothing else is found."""
-    if name in MIXINS:
+    if name in MIXINS and mapping_kind(s, v[1]) in ("mapping", "userdict"):  # no rule for most reads
         s.when_empty(var, (mixin_found, v, name, var), late=True)
 
 
