@@ -189,10 +189,7 @@ class Calls(Narrow):
     def post_init(self, cid: int, hook: str, site: Site, inst: Value) -> None:
         self.subscribe(cid, hook, self.method_caller(site, inst))
 
-    def implicit_call(self, v: Value, names: tuple[str, ...], dst: int, args: tuple[int, ...], caller: int,
-                      line: int) -> None:
-        """An implicit call's site, made only when an instance arrives (most operands are none)."""
-        self.dunder_value(v, names, self.site(dst, tuple((a, False) for a in args), caller, line, "implicit"))
+    implicit_call = dictlike.implicit_call  # an implicit call's site (moved to dictlike.py: the line budget)
 
     def dunder_value(self, v: Value, names: tuple[str, ...], site: Site) -> None:
         """The implicit call of an operator, protocol or builtin: the first of ``names`` the MRO of

@@ -41,6 +41,13 @@ KEPT = frozenset(("collections.abc", *MAPPING_BASES, "collections.UserDict"))  #
 MAPPED = frozenset(("__contains__",))  # kept where only a Mapping subclass defines what `in` runs
 
 
+def implicit_call(s: Any, v: Value, names: tuple[str, ...], dst: int, args: tuple[int, ...], caller: int,
+                  line: int) -> None:
+    """An implicit call's site, made only when an instance arrives (most operands are none): a method
+    of calls.Calls (moved here from calls.py, at its line budget)."""
+    s.dunder_value(v, names, s.site(dst, tuple((a, False) for a in args), caller, line, "implicit"))
+
+
 def mapping_kind(s: Any, cid: int) -> str:
     """"mapping" (a Mapping's mixins), "userdict", "dict" (C methods) or "" for class ``cid``."""
     for k in s.mro(cid):
