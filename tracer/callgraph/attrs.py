@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from tracer.callgraph.calls import Calls
+from tracer.callgraph.dictlike import mixin_attr
 from tracer.callgraph.heap import CONTAINER_METHODS, Value
 from tracer.callgraph.members import SYS_MODULES, dunder_dict, sys_modules
 from tracer.callgraph.prefixes import func_attr_set
@@ -106,6 +107,8 @@ class Attrs(Calls):
         self.subscribe(recv[1], name, (Attrs.attr_found, var, recv, on_instance), after=after)
         if name in TEXTIO_CALLS and t != "c":
             textio_attr(self, v, name, var)
+        if t == "i":  # m.get of a Mapping subclass not defining it: the mixin (dictlike.py)
+            mixin_attr(self, v, name, var)
         if t == "i" and not name.startswith("__") and self.lookup(v[1], "__getattr__") is not None:
             # normal lookup failed (the read holds nothing): the class's __getattr__ runs with the name
             # (the name is not passed: a hook setting what it is asked for would make the read

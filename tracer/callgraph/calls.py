@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any, NamedTuple
 
-from tracer.callgraph import keys, members, stored
+from tracer.callgraph import dictlike, keys, members, stored
 from tracer.callgraph.generators import iter_builtin, resumed, spread_by_position
 from tracer.callgraph.heap import ALL, NAMED, UNK, Value
 from tracer.callgraph.hooks import setattr_unknown
@@ -115,6 +115,8 @@ class Calls(Narrow):
         elif t == "B":
             self.builtin(site, v[1]) if v[1] != "iter" else iter_builtin(self, site)
             self.external_sites.add(site.id)
+        elif t == "mx":  # a Mapping's mixin method on an instance: the abstract methods it calls (dictlike.py)
+            dictlike.mixin_call(self, site, v)
         elif t == "bm":
             self.builtin_method(site, v[1], v[2])
             self.external_sites.add(site.id)
@@ -188,15 +190,13 @@ class Calls(Narrow):
     def post_init(self, cid: int, hook: str, site: Site, inst: Value) -> None:
         self.subscribe(cid, hook, self.method_caller(site, inst))
 
-    def implicit_call(self, v: Value, names: tuple[str, ...], dst: int, args: tuple[int, ...], caller: int,
-                      line: int) -> None:
-        """An implicit call's site, made only when an instance arrives (most operands are none)."""
-        self.dunder_value(v, names, self.site(dst, tuple((a, False) for a in args), caller, line, "implicit"))
+    implicit_call = dictlike.implicit_call  # an implicit call's site (moved to dictlike.py: the line budget)
 
     def dunder_value(self, v: Value, names: tuple[str, ...], site: Site) -> None:
         """The implicit call of an operator, protocol or builtin: the first of ``names`` the MRO of
         the instance's class holds (the others are fallbacks Python tries when it is missing)."""
         cid = v[1]
+        names = dictlike.contains_names(self, cid, names)  # a Mapping's `in` runs __getitem__ (dictlike.py)
         name = next((n for n in names if self.lookup(cid, n) is not None), names[0])
         self.subscribe(cid, name, self.method_caller(site, v))
 

@@ -309,7 +309,7 @@ class ExprCompiler(OperatorCompiler):
                 # the element past ``if name.startswith("p_")`` is a name of that start (prefixes.py)
                 scope.env.update((name, frozenset((var,))) for name, var in prefix_narrowings(self, scope, cond))
         dst = self.var()
-        self.emit("alloc", dst, "dict" if isinstance(node, ast.DictComp) else "list", -1)
+        self.emit("alloc", dst, {ast.DictComp: "dict", ast.SetComp: "set"}.get(type(node), "list"), -1)  # `in`: keyeq
         if isinstance(node, ast.DictComp):
             key, value = self.expr(scope, node.key), self.expr(scope, node.value)
             if value >= 0:

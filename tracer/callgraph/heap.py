@@ -19,7 +19,7 @@ MAX_JOINED = 64  # strings a binop may make from known string parts
 ALL, UNK = ("*all",), ("*unk",)  # every value of a container / values stored under an unknown key
 NAMED = ("*named",)  # every value a container keeps under names of attributes (members.py)
 CONTAINER_METHODS = {"append", "add", "insert", "extend", "update", "setdefault", "get", "pop", "values",
-                     "items", "copy", "sort", "popitem", "appendleft"}
+                     "items", "copy", "sort", "popitem", "appendleft", "remove", "discard", "index", "count"}
 
 
 class Heap:

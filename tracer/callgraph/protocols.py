@@ -27,7 +27,7 @@ STR_CASES = {"lower", "upper", "casefold"}  # what a string's case change keeps 
 STR_SPLITS = {"split", "rsplit", "partition", "rpartition"}  # a known string's parts: "pkg.mod.fn".rsplit(".", 1)
 ITER, AITER = ("__iter__", "__next__"), ("__aiter__", "__anext__")
 # builtins that call a method of their argument's type (the first the MRO has, in this order)
-ARG_DUNDERS = {"str": ("__str__", "__repr__"), "repr": ("__repr__",), "len": ("__len__",), "hash": ("__hash__",),
+ARG_DUNDERS = {"str": ("__str__", "__repr__"), "repr": ("__repr__",), "len": ("__len__",),
                "bool": ("__bool__", "__len__"), "abs": ("__abs__",), "int": ("__int__", "__index__"),
                "float": ("__float__",), "format": ("__format__", "__str__", "__repr__"), "round": ("__round__",),
                "reversed": ("__reversed__",), "divmod": ("__divmod__",), "dir": ("__dir__",),

@@ -34,7 +34,7 @@ from tracer.callgraph.generators import resume_consumed, slice_value
 from tracer.callgraph.guards import caught, isa_instr
 from tracer.callgraph.heap import UNK, Value
 from tracer.callgraph.ir import ModuleIR, ScopeIR
-from tracer.callgraph.keys import contained, read_in_source, written_item
+from tracer.callgraph.keys import MAPPED, contained, read_in_source, written_item
 from tracer.callgraph.named import Named
 from tracer.callgraph.protocols import AITER, ITER
 from tracer.callgraph.registry import RegistryRule
@@ -405,7 +405,7 @@ class Solver(Seeds, Clones, Named, ValueSets):
             self.on(g(ins[2]), ("", w.iter_into, g(ins[1]), n(sbase + ins[3]), n(ins[4]), ITER if op == "iter" else AITER))
         elif op == "dunder":
             contained(self, ins, g, n(sbase + ins[5]), n(ins[6]))  # `k in d`: a dict or a set hashes k (keys.py)
-            names = tuple(x for x in ins[3] if x in self.dunders)  # what no class defines is never found
+            names = tuple(x for x in ins[3] if x in self.dunders or x in MAPPED and "__getitem__" in self.dunders)
             if names:
                 self.on(g(ins[2]), ("i", Calls.implicit_call, names, g(ins[1]), tuple(g(a) for a in ins[4]),
                                     n(sbase + ins[5]), n(ins[6])))

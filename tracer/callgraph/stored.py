@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tracer.callgraph import ordering, regex
+from tracer.callgraph import dictlike, keyeq, ordering, regex
 from tracer.callgraph.heap import Value
 from tracer.callgraph.members import GETMEMBERS, dir_builtin, getmembers, vars_builtin
 from tracer.callgraph.textio import CALLS as TEXTIO_CALLS
@@ -30,10 +30,11 @@ CALLABLE = frozenset(("f", "b", "c", "sm", "cm", "i", "pa"))
 RETURNS_ARG = {"typing.cast": (1, "val"), "typing_extensions.cast": (1, "val"),
                "functools.update_wrapper": (0, "wrapper")}
 # names read off a module outside the tree that the solver follows (the rest stay the module's value)
-KEPT_EXTERNAL = frozenset((DEFAULTDICT, TEXTIO, GETMEMBERS, *RETURNS_ARG, *regex.KEPT, *ordering.CALLED))
+KEPT_EXTERNAL = frozenset((DEFAULTDICT, TEXTIO, GETMEMBERS, *RETURNS_ARG, *regex.KEPT, *ordering.CALLED,
+                           *dictlike.CALLED, *dictlike.KEPT))
 # what external_call answers: builtins and names outside the tree ("io.<method>": textio.py)
 CALLED_EXTERNAL = frozenset((DEFAULTDICT, GETMEMBERS, *RETURNS_ARG, *(f"io.{m}" for m in TEXTIO_CALLS), *regex.CALLED,
-                             *ordering.CALLED))
+                             *ordering.CALLED, *dictlike.CALLED))
 
 
 def init_stored(s: Any) -> None:
@@ -60,6 +61,8 @@ def external_call(s: Any, site: Any, v: Value) -> None:
         regex.regex_call(s, site, name)
     elif name in ordering.CALLED:  # heapq.heappush(h, x), bisect.insort(a, x): elements compared (ordering.py)
         ordering.external_sort(s, site, name)
+    elif name in dictlike.CALLED:  # operator.length_hint(x): x's __len__ (dictlike.py)
+        dictlike.length_hinted(s, site)
     else:  # ("x", "io.<method>", instance): a TextIOWrapper method on an instance of a subclass
         textio_call(s, site, name[3:], v[2])
 
@@ -138,7 +141,9 @@ def no_hook(s: Any, site: Any) -> None:
 
 BUILTIN_HOOKS = {"getattr": unknown_name_read, "hasattr": attribute_probe,  # run first by Calls.builtin
                  "sorted": ordering.sort_builtin, "min": ordering.sort_builtin, "max": ordering.max_builtin,
-                 "dir": dir_builtin, "vars": vars_builtin}  # x's attribute names (members.py)
+                 "dir": dir_builtin, "vars": vars_builtin,  # x's attribute names (members.py)
+                 "hash": keyeq.hash_builtin,  # a tuple's elements hashed too (keyeq.py)
+                 **dictlike.BUILTIN_HOOKS}  # list(x): x's __len__; sorted(xs): both (dictlike.py)
 
 
 def partial_call(s: Any, made: Any, site: Any) -> None:
