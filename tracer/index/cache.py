@@ -34,6 +34,11 @@ def default_cache_dir() -> Path:
     return base / "tracer"
 
 
+def summary_cache(cache_dir: str | Path | None, use_cache: bool) -> SummaryCache:
+    """The cache of --cache-dir (else the default folder), or none with --no-cache."""
+    return SummaryCache((Path(cache_dir) if cache_dir else default_cache_dir()) if use_cache else None)
+
+
 def entry_key(data: bytes, module: str, path: str, level: str) -> str:
     digest = hashlib.sha256()
     for part in (__version__, SCHEMA, module, path, level):
