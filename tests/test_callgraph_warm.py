@@ -191,3 +191,30 @@ def test_the_cli_writes_the_networkx_bytes_and_a_warm_run_imports_no_heavy_modul
 
     assert heavy(runs[1]) == {"click"}, runs[1].stderr[-2000:]  # click: the check sees a top-level import
     assert (tmp_path / "g.dot").read_text() == graphs.graph_to_dot(g)
+
+
+def test_the_tree_reader_keeps_the_reading_rule(tmp_path):
+    """Each file read as read_regular_bytes reads it: a link leaving the root (the file, or a
+    folder on its way) refused, one staying inside followed, a FIFO and a missing file refused."""
+    import os
+
+    from tracer.index.source import read_regular_bytes
+    from tracer.safeio import TreeReader
+
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.py").write_text("SECRET = 1\n")
+    root = tmp_path / "root"
+    (root / "sub").mkdir(parents=True)
+    (root / "a.py").write_text("A = 1\n")
+    (root / "sub" / "b.py").write_text("B = 2\n")
+    (root / "inner.py").symlink_to(root / "sub" / "b.py")
+    (root / "leak.py").symlink_to(outside / "secret.py")
+    (root / "away").symlink_to(outside)
+    os.mkfifo(root / "pipe.py")
+    reader = TreeReader(root)
+    names = ["a.py", "sub/b.py", "inner.py", "leak.py", "away/secret.py", "pipe.py", "missing.py", "sub/../a.py"]
+    got = {n: reader.read_or_none(root / n, 99, cut=True) for n in names}
+    assert got == {n: read_regular_bytes(root / n, 100, root) for n in names}
+    assert got == {"a.py": b"A = 1\n", "sub/b.py": b"B = 2\n", "inner.py": b"B = 2\n", "leak.py": None,
+                   "away/secret.py": None, "pipe.py": None, "missing.py": None, "sub/../a.py": b"A = 1\n"}

@@ -22,9 +22,10 @@ from tracer.callgraph.store import Store, decode, encode, file_key, tree_key
 from tracer.index.cache import SummaryCache
 from tracer.index.discover import list_sources
 from tracer.index.gcpause import paused_gc
-from tracer.index.source import decode_source, read_regular_bytes
+from tracer.index.source import decode_source
 from tracer.model.errors import InputError, UsageError
 from tracer.model.tree import Layout, SourceFile
+from tracer.safeio.read import TreeReader
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -80,8 +81,9 @@ def read_all(files: list[SourceFile], root: Path) -> tuple[list[str], list[bytes
     """Each file's cache key (its content hash; "" when unreadable) and bytes."""
     keys: list[str] = []
     datas: list[bytes | None] = []
+    reader = TreeReader(root)  # the root's and each folder's real path found once, not per file
     for f in files:
-        data = read_regular_bytes(f.abspath, MAX_FILE_BYTES, root)
+        data = reader.read_or_none(f.abspath, MAX_FILE_BYTES - 1, cut=True)  # read_regular_bytes' rule
         datas.append(data)
         keys.append(file_key(data, f.module, f.path, f.is_package) if data is not None else "")
     return keys, datas
