@@ -218,3 +218,18 @@ def test_the_tree_reader_keeps_the_reading_rule(tmp_path):
     assert got == {n: read_regular_bytes(root / n, 100, root) for n in names}
     assert got == {"a.py": b"A = 1\n", "sub/b.py": b"B = 2\n", "inner.py": b"B = 2\n", "leak.py": None,
                    "away/secret.py": None, "pipe.py": None, "missing.py": None, "sub/../a.py": b"A = 1\n"}
+
+
+def test_errors_of_modules_imported_late_are_still_one_line(tmp_path, monkeypatch):
+    """The CLI no longer imports scan_json and the configs up front: their errors, raised by a
+    command that imported them, are still one line and exit status 2, never 'internal error'."""
+    from tracer.effective.configs import ConfigError
+    from tracer.present.scan_json import ScanJsonError
+
+    root = write_tree(tmp_path, PROGRAM)
+    for error in (ScanJsonError("not a tracer scan JSON (x)"), ConfigError("bad config (y)")):
+        def fail(*args, error=error, **kwargs):
+            raise error
+        monkeypatch.setattr(graph_text, "whole_call_document", fail)
+        result = CliRunner().invoke(main, ["graph", str(root), "--all", "--no-cache"])
+        assert result.exit_code == 2 and result.output == f"tracer: error: {error}\n", result.output

@@ -111,7 +111,7 @@ class TracerGroup(click.Group):
             interrupt.finish(exc.code if isinstance(exc, interrupt.Interrupted) else 130)
         except click.UsageError as exc:  # click's four-line block, in tracer's one-line shape
             _usage_error(exc)
-        except (UsageError, ProtocolError, *_loaded_errors()) as exc:
+        except _expected_errors() as exc:
             if interrupt.received():
                 interrupt.finish(128 + (interrupt.received() or 2))
             click.echo(f"tracer: error: {printable(exc)}", err=True)
@@ -138,10 +138,10 @@ class TracerGroup(click.Group):
             interrupt.armed(False)
 
 
-def _loaded_errors() -> tuple[type[Exception], ...]:
-    """The expected errors of modules the command imported (one it never imported raised none):
-    `graph --all` imports neither the scan JSON (~45 ms) nor the effective configs."""
-    found: list[type[Exception]] = []
+def _expected_errors() -> tuple[type[Exception], ...]:
+    """The errors said in one line: ours, and those of modules the command imported (one it never
+    imported raised none): `graph --all` imports neither the scan JSON (~45 ms) nor the configs."""
+    found: list[type[Exception]] = [UsageError, ProtocolError]
     for module, name in (("tracer.effective.configs", "ConfigError"), ("tracer.present.scan_json", "ScanJsonError")):
         if module in sys.modules:
             found.append(getattr(sys.modules[module], name))
