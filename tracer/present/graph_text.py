@@ -151,7 +151,8 @@ def whole_call_document(path: str | Path, cache: SummaryCache, fmt: str, jobs: i
     """(the document of ``fmt`` "json", "dot" or "graphml", the stats, nodes, edges) of
     `tracer graph --all`: the same bytes as the networkx path. The document is kept in the cache
     under the tree's answer key, the format and this writer's code: a warm run with every file
-    unchanged reads and hashes the files and prints it (no answer decoded, no graph built)."""
+    unchanged reads and hashes the files and prints it (no answer decoded, no graph built): sglang
+    0.5.23 srt, warm, 1.53 CPU-s and 230 MiB before, 0.56-0.60 CPU-s and 162 MiB with it."""
     from tracer.callgraph.build import Tree, public_stats, tree_answer
 
     tree = Tree(path, cache, entry_seeds, module_calls, seed_modules, registries)
