@@ -16,17 +16,16 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tracer.callgraph.compile import compile_module
 from tracer.callgraph.ir import ModuleIR
 from tracer.callgraph.registry import RegistryRule
-from tracer.callgraph.solve import Solver
 from tracer.callgraph.store import Store, decode, encode, file_key, tree_key
 from tracer.index.cache import SummaryCache
 from tracer.index.discover import list_sources
 from tracer.index.gcpause import paused_gc
-from tracer.index.source import decode_source, read_regular_bytes
+from tracer.index.source import decode_source
 from tracer.model.errors import InputError, UsageError
 from tracer.model.tree import Layout, SourceFile
+from tracer.safeio.read import TreeReader
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -54,6 +53,8 @@ def _worker_start() -> None:
 
 
 def _compile(job: tuple[str, str, bool, bytes]) -> bytes:
+    from tracer.callgraph.compile import compile_module  # not imported by a warm run (~35 ms)
+
     module, path, is_package, data = job
     try:
         text = decode_source(data)
@@ -80,8 +81,9 @@ def read_all(files: list[SourceFile], root: Path) -> tuple[list[str], list[bytes
     """Each file's cache key (its content hash; "" when unreadable) and bytes."""
     keys: list[str] = []
     datas: list[bytes | None] = []
+    reader = TreeReader(root)  # the root's and each folder's real path found once, not per file
     for f in files:
-        data = read_regular_bytes(f.abspath, MAX_FILE_BYTES, root)
+        data = reader.read_or_none(f.abspath, MAX_FILE_BYTES - 1, cut=True)  # read_regular_bytes' rule
         datas.append(data)
         keys.append(file_key(data, f.module, f.path, f.is_package) if data is not None else "")
     return keys, datas
@@ -149,6 +151,8 @@ def solve_tree(irs: list[ModuleIR], prefix: str = "", entry_seeds: dict[str, str
     ``registries``: the classes a model registry builds by name (callgraph/registry.py).
     ``stats["edges_assumed"]`` lists ``[caller, callee, why]`` for the edges no value proves (made
     only through a seeded receiver: :data:`tracer.callgraph.seeds.ENTRY_CLASSES`, ``ATTRIBUTES``)."""
+    from tracer.callgraph.solve import Solver  # not imported by a warm run (~50 ms)
+
     solver = Solver([ir for ir in irs if not ir.error], prefix, entry_seeds, registries)
     solver.module_calls = tuple(module_calls)
     solver.seed_modules = tuple(seed_modules)
@@ -215,39 +219,61 @@ def whole_call_graph(path: str | Path, cache: SummaryCache, jobs: int = 0,
                      module_calls: tuple[str, ...] = (),
                      seed_modules: tuple[str, ...] = (),
                      registries: tuple[RegistryRule, ...] = ()) -> tuple[nx.DiGraph, dict[str, Any]]:
-    started = time.perf_counter()
-    layout, prefix = tree_layout(path)
-    files, problems = list_sources(layout)
-    seed_modules = seeding_modules(files, seed_modules)
-    store = Store(cache.directory)
-    keys, datas = read_all(files, layout.base)
-    whole_key = tree_key(keys + [f"seed:{m}={v}" for m, v in sorted((entry_seeds or {}).items())]
-                         + [f"module-call:{m}" for m in module_calls] + [f"seed-in:{m}" for m in seed_modules]
-                         + [r.key() for r in registries])
-    answer = store.load_value(whole_key)
-    if isinstance(answer, tuple) and len(answer) == 4:  # an unchanged tree: no entry decoded, nothing solved
-        nodes, edges, call_stats, ir_errors = answer
-        counts = {"cache_hits": len(files), "files_parsed": 0, "unreadable": keys.count(""), "answer_cached": 1}
-        parsed = time.perf_counter()
-    else:
-        irs, counts = compile_all(files, keys, datas, store, jobs, progress)
-        datas.clear()  # the sources are compiled: not held through the fixpoint
-        parsed = time.perf_counter()
-        if progress:
-            progress(f"solving {len(irs)} modules")
-        ir_errors = sum(1 for ir in irs if ir.error)
-        nodes, edges, call_stats = solve_tree(irs, prefix, entry_seeds, module_calls, seed_modules, registries)
-        store.store_value(whole_key, (nodes, edges, call_stats, ir_errors))
-        counts["answer_cached"] = 0
-    del datas
+    tree = Tree(path, cache, entry_seeds, module_calls, seed_modules, registries)
+    nodes, edges, call_stats, ir_errors, counts = tree_answer(tree, jobs, progress, entry_seeds, module_calls, registries)
+    graph = graph_of(nodes, edges, call_stats, tree.short)
+    return graph, tree.stats(counts, ir_errors, public_stats(call_stats))
 
-    def short(name: str) -> str:
+
+class Tree:
+    """A tree read for ``graph --all``: its files, their bytes and keys, the answer's key."""
+
+    def __init__(self, path: str | Path, cache: SummaryCache, entry_seeds: dict[str, str] | None,
+                 module_calls: tuple[str, ...], seed_modules: tuple[str, ...], registries: tuple[RegistryRule, ...]):
+        self.started = self.parsed = time.perf_counter()
+        self.layout, self.prefix = tree_layout(path)
+        self.files, self.problems = list_sources(self.layout)
+        self.seed_modules = seeding_modules(self.files, seed_modules)
+        self.store = Store(cache.directory)
+        self.keys, self.datas = read_all(self.files, self.layout.base)
+        self.key = tree_key(self.keys + [f"seed:{m}={v}" for m, v in sorted((entry_seeds or {}).items())]
+                            + [f"module-call:{m}" for m in module_calls] + [f"seed-in:{m}" for m in self.seed_modules]
+                            + [r.key() for r in registries])
+
+    def short(self, name: str) -> str:
+        prefix = self.prefix
         return name[len(prefix) + 1:] if prefix and name.startswith(prefix + ".") else name
 
-    graph = graph_of(nodes, edges, call_stats, short)
-    stats = {"files_total": len(files), "files_parsed": counts["files_parsed"], "cache_hits": counts["cache_hits"],
-             "answer_cached": bool(counts["answer_cached"]),
-             "input_errors": len(problems) + counts["unreadable"] + ir_errors, **public_stats(call_stats),
-             "seconds_parse": round(parsed - started, 3),
-             "seconds": round(time.perf_counter() - started, 3)}
-    return graph, stats
+    def stats(self, counts: dict[str, int], ir_errors: int, public: dict[str, Any]) -> dict[str, Any]:
+        return {"files_total": len(self.files), "files_parsed": counts["files_parsed"],
+                "cache_hits": counts["cache_hits"], "answer_cached": bool(counts["answer_cached"]),
+                "input_errors": len(self.problems) + counts["unreadable"] + ir_errors, **public,
+                "seconds_parse": round(self.parsed - self.started, 3),
+                "seconds": round(time.perf_counter() - self.started, 3)}
+
+    def cached_counts(self) -> dict[str, int]:
+        return {"cache_hits": len(self.files), "files_parsed": 0, "unreadable": self.keys.count(""), "answer_cached": 1}
+
+
+
+def tree_answer(tree: Tree, jobs: int, progress: Callable[[str], None] | None, entry_seeds: dict[str, str] | None,
+                module_calls: tuple[str, ...], registries: tuple[RegistryRule, ...],
+                ) -> tuple[list[str], list[tuple[str, str, str]], dict[str, Any], int, dict[str, int]]:
+    """(nodes, edges, call statistics, files not compiled, counts): the stored answer of an unchanged
+    tree (no entry decoded, nothing solved), else each file compiled (or its entry read) and solved."""
+    answer = tree.store.load_value(tree.key)
+    if isinstance(answer, tuple) and len(answer) == 4:
+        nodes, edges, call_stats, ir_errors = answer
+        tree.datas.clear()
+        tree.parsed = time.perf_counter()
+        return nodes, edges, call_stats, ir_errors, tree.cached_counts()
+    irs, counts = compile_all(tree.files, tree.keys, tree.datas, tree.store, jobs, progress)
+    tree.datas.clear()  # the sources are compiled: not held through the fixpoint
+    tree.parsed = time.perf_counter()
+    if progress:
+        progress(f"solving {len(irs)} modules")
+    ir_errors = sum(1 for ir in irs if ir.error)
+    nodes, edges, call_stats = solve_tree(irs, tree.prefix, entry_seeds, module_calls, tree.seed_modules, registries)
+    tree.store.store_value(tree.key, (nodes, edges, call_stats, ir_errors))
+    counts["answer_cached"] = 0
+    return nodes, edges, call_stats, ir_errors, counts

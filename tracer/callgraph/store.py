@@ -51,6 +51,11 @@ def tree_key(keys: list[str]) -> str:
     return digest.hexdigest()
 
 
+def document_key(tree: str, fmt: str, writer: str) -> str:
+    """A written `graph --all` document: the tree's answer key, the format, the writer's code."""
+    return hashlib.sha256(f"{tree}\0document\0{fmt}\0{writer}".encode()).hexdigest()
+
+
 class LazyInstrs:
     """A module's instructions kept marshalled until iterated (each time: nothing is kept): the
     whole tree's decoded instructions were ~290 MB on sglang/srt, held from the parse until the

@@ -8,13 +8,13 @@ from typing import TYPE_CHECKING
 
 import click
 
-from tracer.analysis.result_cache import scan_memoised
 from tracer.cli.options import PackOptions, pack_options, write_output
 from tracer.cli.output import progress
 from tracer.model.errors import UsageError
 
 if TYPE_CHECKING:
     from tracer.callgraph.registry import RegistryRule
+    from tracer.model.protocol import Protocol
 
 
 @click.command("graph")
@@ -50,6 +50,8 @@ def graph_command(packs: PackOptions, path: str, whole: bool, entry: str | None,
     if whole:
         _whole(packs, path, from_names, depth, callers, fmt, out_file)
         return
+    from tracer.analysis.result_cache import scan_memoised  # not on the --all path: ~0.2 s of imports
+
     with progress(f"tracer: scanning {Path(path).name or path}"):
         result = scan_memoised(path, packs.packs(), packs.cache_dir, packs.use_cache, packs.jobs)
     from tracer.present import graphs
@@ -85,7 +87,21 @@ def graph_command(packs: PackOptions, path: str, whole: bool, entry: str | None,
 
 def _whole(packs: PackOptions, path: str, from_names: tuple[str, ...], depth: int, callers: bool, fmt: str,
            out_file: str | None) -> None:
-    from tracer.analysis.pipeline import summary_cache
+    from tracer.index.cache import summary_cache
+
+    if not from_names and fmt in ("json", "dot", "graphml"):  # written without networkx, kept in the cache
+        from tracer.present.graph_text import whole_call_document
+
+        protocols = packs.packs()  # read once, not once per option drawn from them
+        with progress(f"tracer: building the call graph of {Path(path).name or path}"):
+            text, stats, n_nodes, n_edges = whole_call_document(
+                path, summary_cache(packs.cache_dir, packs.use_cache), fmt, packs.jobs,
+                entry_seeds=entry_seeds(protocols), module_calls=module_calls(protocols),
+                seed_modules=seed_modules(protocols), registries=registries(protocols, path))
+        write_output(text, out_file)
+        click.echo(f"{n_nodes} nodes, {n_edges} edges; {stats['calls_unbound']} calls not bound "
+                   f"({stats['files_total']} files, {stats['seconds']} s)", err=True)
+        return
     from tracer.callgraph.build import whole_call_graph
 
     with progress(f"tracer: building the call graph of {Path(path).name or path}"):
@@ -141,30 +157,34 @@ def said(picture: dict, fmt: str, out_file: str) -> None:  # type: ignore[type-a
         click.echo(picture["message"], err=True)
 
 
-def entry_seeds(packs: PackOptions) -> dict[str, str]:
+def entry_seeds(packs: PackOptions | list[Protocol]) -> dict[str, str]:
     """Protocol setter -> the module variable naming entry classes, for the packs that find
     entry classes that way: the runner's receiver of a setter is an entry class."""
-    return {p.setter: p.entry_variable for p in packs.packs()
+    return {p.setter: p.entry_variable for p in _packs(packs)
             if p.entry_kind == "module-variable" and p.entry_variable and p.setter}
 
 
-def seed_modules(packs: PackOptions) -> tuple[str, ...]:
+def seed_modules(packs: PackOptions | list[Protocol]) -> tuple[str, ...]:
     """Where a setter's receiver may be taken to be an entry class: the runner's modules of the
     packs that seed (a model's own receiver, e.g. a class from another package's registry, never is)."""
-    return tuple(sorted({m for p in packs.packs() if p.entry_kind == "module-variable" and p.entry_variable
+    return tuple(sorted({m for p in _packs(packs) if p.entry_kind == "module-variable" and p.entry_variable
                          and p.setter for m in (p.runner_modules or ())}))
 
 
-def registries(packs: PackOptions, root: str | Path) -> tuple[RegistryRule, ...]:
+def registries(packs: PackOptions | list[Protocol], root: str | Path) -> tuple[RegistryRule, ...]:
     """The classes the packs' registry dicts name: a runner's receiver and a factory's result."""
     from tracer.callgraph.registry import registry_rules
 
-    return registry_rules(root, packs.packs())
+    return registry_rules(root, _packs(packs))
 
 
-def module_calls(packs: PackOptions) -> tuple[str, ...]:
+def _packs(packs: PackOptions | list[Protocol]) -> list[Protocol]:
+    return packs if isinstance(packs, list) else packs.packs()
+
+
+def module_calls(packs: PackOptions | list[Protocol]) -> tuple[str, ...]:
     """The methods the packs say a call of a model instance runs (``[flow] module_call``)."""
-    return tuple(sorted({p.module_call for p in packs.packs() if p.module_call}))
+    return tuple(sorted({p.module_call for p in _packs(packs) if p.module_call}))
 
 
 def _emit(g, stats, fmt: str, out_file: str | None) -> None:  # type: ignore[no-untyped-def]

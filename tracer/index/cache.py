@@ -18,7 +18,6 @@ import os
 from pathlib import Path
 
 from tracer import __version__
-from tracer.model.summary import ModuleSummary, from_plain, to_plain
 from tracer.safeio.auth import load_entry, store_entry
 
 SCHEMA = "12"  # bump when a summary dataclass changes shape
@@ -32,6 +31,11 @@ def default_cache_dir() -> Path:
     xdg = os.environ.get("XDG_CACHE_HOME")
     base = Path(xdg) if xdg else Path.home() / ".cache"
     return base / "tracer"
+
+
+def summary_cache(cache_dir: str | Path | None, use_cache: bool) -> SummaryCache:
+    """The cache of --cache-dir (else the default folder), or none with --no-cache."""
+    return SummaryCache((Path(cache_dir) if cache_dir else default_cache_dir()) if use_cache else None)
 
 
 def entry_key(data: bytes, module: str, path: str, level: str) -> str:
@@ -75,13 +79,17 @@ class SummaryCache:
         store_entry(self._path(key), self.directory, payload)  # a cache that cannot be written only costs speed
 
     # -- summaries -----------------------------------------------------------------------
-    def get(self, key: str, kind: type = ModuleSummary):
+    def get(self, key: str, kind: type | None = None):
         if self.directory is None:
             return None
         return self.decode(self._load(key), kind)
 
-    def decode(self, data, kind: type = ModuleSummary):
-        """A stored plain value as a summary of ``kind`` (counted as a hit), or None (a miss)."""
+    def decode(self, data, kind: type | None = None):
+        """A stored plain value as a summary of ``kind`` (default ModuleSummary; counted as a hit),
+        or None (a miss)."""
+        from tracer.model.summary import ModuleSummary, from_plain  # not on graph --all's path (~25 ms)
+
+        kind = kind or ModuleSummary
         try:
             summary = from_plain(data) if data is not None else None
         except Exception:  # valid JSON of another shape: not an entry of ours
@@ -93,6 +101,8 @@ class SummaryCache:
         return summary
 
     def put(self, key: str, summary) -> None:
+        from tracer.model.summary import to_plain
+
         self._store(key, to_plain(summary))
 
     def get_json(self, key: str):

@@ -7,15 +7,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from tracer.index.cache import SummaryCache, default_cache_dir
+from tracer.index.cache import summary_cache
 from tracer.index.discover import detect_layout, list_sources
 from tracer.index.project import Project
 from tracer.model.protocol import Protocol
 from tracer.resolve.resolver import ClassRef, Resolver
 
-
-def summary_cache(cache_dir: str | Path | None, use_cache: bool) -> SummaryCache:
-    return SummaryCache((Path(cache_dir) if cache_dir else default_cache_dir()) if use_cache else None)
+__all__ = ["classes_named", "open_project", "summary_cache"]  # summary_cache: tracer.index.cache's, imported here still
 
 
 def open_project(path: str | Path, protocols: Sequence[Protocol], cache_dir: str | Path | None = None,

@@ -7,7 +7,7 @@ a link. Authenticated cache entries (auth.py): an HMAC whose key lives outside
 the cache folder. Imports nothing of tracer but ``tracer.model``.
 """
 
-from tracer.safeio.read import Unreadable, is_within, read_bytes, read_or_none
+from tracer.safeio.read import TreeReader, Unreadable, is_within, read_bytes, read_or_none
 from tracer.safeio.write import Unwritable, write_bytes
 
-__all__ = ["Unreadable", "Unwritable", "is_within", "read_bytes", "read_or_none", "write_bytes"]
+__all__ = ["TreeReader", "Unreadable", "Unwritable", "is_within", "read_bytes", "read_or_none", "write_bytes"]

@@ -57,12 +57,20 @@ def read_bytes(path: str | Path, limit: int, root: str | Path | None = None, cut
     With ``cut``, a bigger file gives its first ``limit + 1`` bytes instead (the caller
     sees it is too big and says so itself)."""
     target = os.fspath(path)
-    flags = _FLAGS
     if root is not None:
         real = os.path.realpath(target)
         if not _real_within(real, root):
             raise Unreadable(path, f"leaves {root} (a link pointing outside); not read")
-        target, flags = real, flags | getattr(os, "O_NOFOLLOW", 0)
+        return _read_real(path, real, limit, cut)
+    return _read(path, target, _FLAGS, limit, cut)
+
+
+def _read_real(path: str | Path, real: str, limit: int, cut: bool) -> bytes:
+    """The file at its real path (checked inside its root), opened never through a link."""
+    return _read(path, real, _FLAGS | getattr(os, "O_NOFOLLOW", 0), limit, cut)
+
+
+def _read(path: str | Path, target: str, flags: int, limit: int, cut: bool) -> bytes:
     try:
         fd = os.open(target, flags)
     except FileNotFoundError:
@@ -101,6 +109,47 @@ def read_or_none(path: str | Path, limit: int, root: str | Path | None = None, c
         return read_bytes(path, limit, root, cut)
     except Unreadable:
         return None
+
+
+class TreeReader:
+    """Many files of one tree read by the rule above with ``root``: the root's real path found once
+    and each folder's once (a file's real path is its folder's and its name, unless the file is
+    itself a link: then found whole), not a realpath walk of every component for every file
+    (2,141 files of sglang/srt: ~0.2 s of a warm `graph --all`). One reader per pass over a tree:
+    a folder made a link while it lives would be seen by its real path of before."""
+
+    def __init__(self, root: str | Path):
+        self.root = root
+        self.base = os.path.realpath(root)
+        self._folders: dict[str, str] = {}
+
+    def real_path(self, path: str | Path) -> str:
+        target = os.fspath(path)
+        head, tail = os.path.split(target)
+        if tail in ("", ".", ".."):
+            return os.path.realpath(target)
+        folder = self._folders.get(head)
+        if folder is None:
+            folder = self._folders[head] = os.path.realpath(head)
+        try:
+            if stat.S_ISLNK(os.lstat(target).st_mode):
+                return os.path.realpath(target)
+        except OSError:  # missing: its real path is its folder's and its name, as realpath says
+            pass
+        return os.path.join(folder, tail)
+
+    def read_bytes(self, path: str | Path, limit: int, cut: bool = False) -> bytes:
+        """:func:`read_bytes` of ``path`` with this reader's root."""
+        real = self.real_path(path)
+        if not (real == self.base or real.startswith(self.base.rstrip(os.sep) + os.sep)):
+            raise Unreadable(path, f"leaves {self.root} (a link pointing outside); not read")
+        return _read_real(path, real, limit, cut)
+
+    def read_or_none(self, path: str | Path, limit: int, cut: bool = False) -> bytes | None:
+        try:
+            return self.read_bytes(path, limit, cut)
+        except Unreadable:
+            return None
 
 
 MAX_JSON_DIGITS = 4000  # Python refuses to convert longer integers (sys.get_int_max_str_digits: 4300)
