@@ -8,6 +8,7 @@ time). The answer is cached by the chosen files' contents, like the whole graph'
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable, Iterable
 from fnmatch import fnmatchcase
@@ -169,6 +170,40 @@ def _seed_readers(ir: ModuleIR, entry_seeds: dict[str, str], memo: dict[str, set
     return found
 
 
+MAX_DEFINERS = 2  # an attribute name defined in more files than this pulls none of them in
+
+
+def _scope_attrs(ir: ModuleIR, memo: dict[str, dict[int, set[str]]]) -> dict[int, set[str]]:
+    """Scope index -> the attribute names its code reads (``x.name``, a method call's name)."""
+    found = memo.get(ir.module)
+    if found is None:
+        found = memo[ir.module] = {}
+        for ins in ir.instrs:
+            if ins[0] == "attr" and len(ins) > 4 and not ins[3].startswith("__"):
+                found.setdefault(ins[4], set()).add(ins[3])
+    return found
+
+
+_DEF = re.compile(rb"\bdef\s+(\w+)\s*\(")
+
+
+def _definers(datas: list[bytes | None], names: set[str], memo: dict[str, set[int]]) -> set[int]:
+    """The files defining one of ``names`` as a function (``def name(``): the classes a value read
+    through that attribute may be (the whole graph's solver sees every such class, e.g. the one
+    class with ``is_last_rank`` a field's value is typed by); a name defined in more than
+    MAX_DEFINERS files adds nothing (a common method name: no single class it points to).
+    ``memo`` is the tree's index of them, built on the first call (one scan of every file)."""
+    if not memo:
+        index: dict[str, set[int]] = {}
+        for i, d in enumerate(datas):
+            if d is not None:
+                for m in set(_DEF.findall(d)):
+                    index.setdefault(m.decode("latin-1"), set()).add(i)
+        memo.update((n, files) for n, files in index.items() if len(files) <= MAX_DEFINERS)
+        memo[""] = set()  # built, even for a tree defining nothing
+    return {i for name in names for i in memo.get(name, ())}
+
+
 def _runner_module(module: str, seed_modules: tuple[str, ...]) -> bool:
     """Whether the solver may seed a receiver read in ``module`` (the runner's modules; none named: any)."""
     return not seed_modules or any(fnmatchcase(module, p) for p in seed_modules)
@@ -223,6 +258,8 @@ def neighbourhood_call_graph(path: str | Path, cache: SummaryCache, names: Itera
     full = [f"{prefix}.{n}" if prefix else n for n in names]
     uses: dict[int, dict[int, set[str]]] = {}
     readers: dict[str, set[int]] = {}
+    attrs: dict[str, dict[int, set[str]]] = {}
+    defs: dict[str, set[int]] = {}
     seeded = False
     rounds = 0
     while True:
@@ -256,6 +293,7 @@ def neighbourhood_call_graph(path: str | Path, cache: SummaryCache, names: Itera
             if i not in uses:
                 uses[i] = _scope_modules(irs[i], prefix)
             need.update(by_module[m] for m in uses[i].get(si, ()) if m in by_module)
+        need |= _definers(datas, {a for i, si in scopes if si for a in _scope_attrs(irs[i], attrs).get(si, ())}, defs)
         # a runner's call of a pack's setter reached (its receiver is seeded with the entry classes):
         # the modules naming the entry variable, so that the seed has its classes
         if entry_seeds and not seeded and any(si in _seed_readers(irs[i], entry_seeds, readers) for i, si in scopes
