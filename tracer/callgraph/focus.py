@@ -147,10 +147,12 @@ def _scope_modules(ir: ModuleIR, prefix: str) -> dict[int, set[str]]:
     return out
 
 
-def _defining(datas: list[bytes | None], names: list[str]) -> set[int]:
+def _defining(datas: list[bytes | None], names: list[str], modules: list[str] = ()) -> set[int]:  # type: ignore[assignment]
     """The files defining a start: ``class A`` and ``def b`` for ``A.b``, ``def b`` or ``class b``
-    for ``b``; where none does (a module's name), the files naming every part."""
-    out: set[int] = set()
+    for ``b``; where none does (a module's name), the files naming every part; and the module of
+    that name or that the name is in (``main.apply``: main.py's text need not hold "main")."""
+    out = {i for i, m in enumerate(modules) for n in names if datas[i] is not None
+           and (m == n or m.endswith("." + n) or n.startswith(m + "."))}
     for name in names:
         parts = [p.encode() for p in name.split(".")[-2:] if p]
         if len(parts) == 2:
@@ -204,6 +206,27 @@ def _definers(datas: list[bytes | None], names: set[str], memo: dict[str, set[in
     return {i for name in names for i in memo.get(name, ())}
 
 
+_STRING = re.compile(rb"""["']([A-Za-z_][\w.]*)""")
+
+
+def _named_modules(i: int, datas: list[bytes | None], by_module: dict[str, int], prefix: str,
+                   memo: dict[int, set[int]]) -> set[int]:
+    """The tree's modules file ``i`` names in a string (``import_module("a.b")``,
+    ``sys.modules["t"]``; ``f"a.plugins.{x}"``: every module under ``a.plugins``): the whole graph
+    binds such a module's reads, so the neighbourhood solves it too."""
+    found = memo.get(i)
+    if found is None:
+        found = memo[i] = set()
+        for text in set(_STRING.findall(datas[i] or b"")):
+            name = text.decode("latin-1")
+            for full in (name, f"{prefix}.{name}" if prefix else name):
+                if full.endswith("."):
+                    found.update(j for m, j in by_module.items() if m.startswith(full))
+                elif full in by_module:
+                    found.add(by_module[full])
+    return found
+
+
 def _runner_module(module: str, seed_modules: tuple[str, ...]) -> bool:
     """Whether the solver may seed a receiver read in ``module`` (the runner's modules; none named: any)."""
     return not seed_modules or any(fnmatchcase(module, p) for p in seed_modules)
@@ -247,7 +270,7 @@ def neighbourhood_call_graph(path: str | Path, cache: SummaryCache, names: Itera
             compiled, _ = compile_all([files[i] for i in todo], [keys[i] for i in todo],
                                        [datas[i] for i in todo], store, jobs, progress)
             irs.update(zip(todo, compiled))
-    chosen = _defining(datas, names)
+    chosen = _defining(datas, names, [f.module for f in files])
     # the files naming a start's class: its subclasses (an override self.f() reaches) and its makers
     owners = {n.split(".")[-2].encode() for n in names if n.count(".") >= 1}
     load(chosen | {i for i, d in enumerate(datas) if d is not None and any(b"(" + o in d or o + b"(" in d
@@ -260,6 +283,7 @@ def neighbourhood_call_graph(path: str | Path, cache: SummaryCache, names: Itera
     readers: dict[str, set[int]] = {}
     attrs: dict[str, dict[int, set[str]]] = {}
     defs: dict[str, set[int]] = {}
+    named: dict[int, set[int]] = {}
     seeded = False
     rounds = 0
     while True:
@@ -294,6 +318,7 @@ def neighbourhood_call_graph(path: str | Path, cache: SummaryCache, names: Itera
                 uses[i] = _scope_modules(irs[i], prefix)
             need.update(by_module[m] for m in uses[i].get(si, ()) if m in by_module)
         need |= _definers(datas, {a for i, si in scopes if si for a in _scope_attrs(irs[i], attrs).get(si, ())}, defs)
+        need |= {m for i in irs for m in _named_modules(i, datas, by_module, prefix, named)}
         # a runner's call of a pack's setter reached (its receiver is seeded with the entry classes):
         # the modules naming the entry variable, so that the seed has its classes
         if entry_seeds and not seeded and any(si in _seed_readers(irs[i], entry_seeds, readers) for i, si in scopes
