@@ -211,9 +211,10 @@ _STRING = re.compile(rb"""["']([A-Za-z_][\w.]*)""")
 
 def _named_modules(i: int, datas: list[bytes | None], by_module: dict[str, int], prefix: str,
                    memo: dict[int, set[int]]) -> set[int]:
-    """The tree's modules file ``i`` names in a string (``import_module("a.b")``,
-    ``sys.modules["t"]``; ``f"a.plugins.{x}"``: every module under ``a.plugins``): the whole graph
-    binds such a module's reads, so the neighbourhood solves it too."""
+    """The tree's modules file ``i`` (one holding a reached function) names in a string
+    (``import_module("a.b")``, ``sys.modules["t"]``; ``f"a.plugins.{x}"``: every module under
+    ``a.plugins``, when at most 8): the whole graph binds such a module's reads, so the
+    neighbourhood solves it too. (Every solved file's strings, unbounded: all 2141 of srt's.)"""
     found = memo.get(i)
     if found is None:
         found = memo[i] = set()
@@ -221,7 +222,8 @@ def _named_modules(i: int, datas: list[bytes | None], by_module: dict[str, int],
             name = text.decode("latin-1")
             for full in (name, f"{prefix}.{name}" if prefix else name):
                 if full.endswith("."):
-                    found.update(j for m, j in by_module.items() if m.startswith(full))
+                    under = [j for m, j in by_module.items() if m.startswith(full)]
+                    found.update(under if len(under) <= MAX_DEFINERS * 4 else ())
                 elif full in by_module:
                     found.add(by_module[full])
     return found
@@ -318,7 +320,8 @@ def neighbourhood_call_graph(path: str | Path, cache: SummaryCache, names: Itera
                 uses[i] = _scope_modules(irs[i], prefix)
             need.update(by_module[m] for m in uses[i].get(si, ()) if m in by_module)
         need |= _definers(datas, {a for i, si in scopes if si for a in _scope_attrs(irs[i], attrs).get(si, ())}, defs)
-        need |= {m for i in irs for m in _named_modules(i, datas, by_module, prefix, named)}
+        need |= {m for i in {where[n][0] for n in reached | inits if n in where}
+                 for m in _named_modules(i, datas, by_module, prefix, named)}
         # a runner's call of a pack's setter reached (its receiver is seeded with the entry classes):
         # the modules naming the entry variable, so that the seed has its classes
         if entry_seeds and not seeded and any(si in _seed_readers(irs[i], entry_seeds, readers) for i, si in scopes
