@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any
@@ -147,7 +147,7 @@ def _scope_modules(ir: ModuleIR, prefix: str) -> dict[int, set[str]]:
     return out
 
 
-def _defining(datas: list[bytes | None], names: list[str], modules: list[str] = ()) -> set[int]:  # type: ignore[assignment]
+def _defining(datas: list[bytes | None], names: list[str], modules: Sequence[str] = ()) -> set[int]:
     """The files defining a start: ``class A`` and ``def b`` for ``A.b``, ``def b`` or ``class b``
     for ``b``; where none does (a module's name), the files naming every part; and the module of
     that name or that the name is in (``main.apply``: main.py's text need not hold "main")."""
