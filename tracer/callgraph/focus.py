@@ -172,7 +172,8 @@ def _seed_readers(ir: ModuleIR, entry_seeds: dict[str, str], memo: dict[str, set
     return found
 
 
-MAX_DEFINERS = 2  # an attribute name defined in more files than this pulls none of them in
+MAX_DEFINERS = 2  # an attribute name defined in more files than this pulls none of them in (1: srt -1 CPU-s, but mro_cross_module misses a mixin)
+MAX_UNDER = 8  # a string naming a package prefix: its modules, when at most this many
 
 
 def _scope_attrs(ir: ModuleIR, memo: dict[str, dict[int, set[str]]]) -> dict[int, set[str]]:
@@ -223,7 +224,7 @@ def _named_modules(i: int, datas: list[bytes | None], by_module: dict[str, int],
             for full in (name, f"{prefix}.{name}" if prefix else name):
                 if full.endswith("."):
                     under = [j for m, j in by_module.items() if m.startswith(full)]
-                    found.update(under if len(under) <= MAX_DEFINERS * 4 else ())
+                    found.update(under if len(under) <= MAX_UNDER else ())
                 elif full in by_module:
                     found.add(by_module[full])
     return found
