@@ -8,8 +8,9 @@ time). The answer is cached by the chosen files' contents, like the whole graph'
 
 from __future__ import annotations
 
+import re
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any
@@ -146,10 +147,12 @@ def _scope_modules(ir: ModuleIR, prefix: str) -> dict[int, set[str]]:
     return out
 
 
-def _defining(datas: list[bytes | None], names: list[str]) -> set[int]:
+def _defining(datas: list[bytes | None], names: list[str], modules: Sequence[str] = ()) -> set[int]:
     """The files defining a start: ``class A`` and ``def b`` for ``A.b``, ``def b`` or ``class b``
-    for ``b``; where none does (a module's name), the files naming every part."""
-    out: set[int] = set()
+    for ``b``; where none does (a module's name), the files naming every part; and the module of
+    that name or that the name is in (``main.apply``: main.py's text need not hold "main")."""
+    out = {i for i, m in enumerate(modules) for n in names if datas[i] is not None
+           and (m == n or m.endswith("." + n) or n.startswith(m + "."))}
     for name in names:
         parts = [p.encode() for p in name.split(".")[-2:] if p]
         if len(parts) == 2:
@@ -166,6 +169,64 @@ def _seed_readers(ir: ModuleIR, entry_seeds: dict[str, str], memo: dict[str, set
     found = memo.get(ir.module)
     if found is None:
         found = memo[ir.module] = {ins[4] for ins in ir.instrs if ins[0] == "attr" and ins[3] in entry_seeds}
+    return found
+
+
+MAX_DEFINERS = 2  # an attribute name defined in more files than this pulls none of them in (1: srt -1 CPU-s, but mro_cross_module misses a mixin)
+MAX_UNDER = 8  # a string naming a package prefix: its modules, when at most this many
+
+
+def _scope_attrs(ir: ModuleIR, memo: dict[str, dict[int, set[str]]]) -> dict[int, set[str]]:
+    """Scope index -> the attribute names its code reads (``x.name``, a method call's name)."""
+    found = memo.get(ir.module)
+    if found is None:
+        found = memo[ir.module] = {}
+        for ins in ir.instrs:
+            if ins[0] == "attr" and len(ins) > 4 and not ins[3].startswith("__"):
+                found.setdefault(ins[4], set()).add(ins[3])
+    return found
+
+
+_DEF = re.compile(rb"\bdef\s+(\w+)\s*\(")
+
+
+def _definers(datas: list[bytes | None], names: set[str], memo: dict[str, set[int]]) -> set[int]:
+    """The files defining one of ``names`` as a function (``def name(``): the classes a value read
+    through that attribute may be (the whole graph's solver sees every such class, e.g. the one
+    class with ``is_last_rank`` a field's value is typed by); a name defined in more than
+    MAX_DEFINERS files adds nothing (a common method name: no single class it points to).
+    ``memo`` is the tree's index of them, built on the first call (one scan of every file)."""
+    if not memo:
+        index: dict[str, set[int]] = {}
+        for i, d in enumerate(datas):
+            if d is not None:
+                for m in set(_DEF.findall(d)):
+                    index.setdefault(m.decode("latin-1"), set()).add(i)
+        memo.update((n, files) for n, files in index.items() if len(files) <= MAX_DEFINERS)
+        memo[""] = set()  # built, even for a tree defining nothing
+    return {i for name in names for i in memo.get(name, ())}
+
+
+_STRING = re.compile(rb"""["']([A-Za-z_][\w.]*)""")
+
+
+def _named_modules(i: int, datas: list[bytes | None], by_module: dict[str, int], prefix: str,
+                   memo: dict[int, set[int]]) -> set[int]:
+    """The tree's modules file ``i`` (one holding a reached function) names in a string
+    (``import_module("a.b")``, ``sys.modules["t"]``; ``f"a.plugins.{x}"``: every module under
+    ``a.plugins``, when at most 8): the whole graph binds such a module's reads, so the
+    neighbourhood solves it too. (Every solved file's strings, unbounded: all 2141 of srt's.)"""
+    found = memo.get(i)
+    if found is None:
+        found = memo[i] = set()
+        for text in set(_STRING.findall(datas[i] or b"")):
+            name = text.decode("latin-1")
+            for full in (name, f"{prefix}.{name}" if prefix else name):
+                if full.endswith("."):
+                    under = [j for m, j in by_module.items() if m.startswith(full)]
+                    found.update(under if len(under) <= MAX_UNDER else ())
+                elif full in by_module:
+                    found.add(by_module[full])
     return found
 
 
@@ -212,7 +273,7 @@ def neighbourhood_call_graph(path: str | Path, cache: SummaryCache, names: Itera
             compiled, _ = compile_all([files[i] for i in todo], [keys[i] for i in todo],
                                        [datas[i] for i in todo], store, jobs, progress)
             irs.update(zip(todo, compiled))
-    chosen = _defining(datas, names)
+    chosen = _defining(datas, names, [f.module for f in files])
     # the files naming a start's class: its subclasses (an override self.f() reaches) and its makers
     owners = {n.split(".")[-2].encode() for n in names if n.count(".") >= 1}
     load(chosen | {i for i, d in enumerate(datas) if d is not None and any(b"(" + o in d or o + b"(" in d
@@ -223,6 +284,9 @@ def neighbourhood_call_graph(path: str | Path, cache: SummaryCache, names: Itera
     full = [f"{prefix}.{n}" if prefix else n for n in names]
     uses: dict[int, dict[int, set[str]]] = {}
     readers: dict[str, set[int]] = {}
+    attrs: dict[str, dict[int, set[str]]] = {}
+    defs: dict[str, set[int]] = {}
+    named: dict[int, set[int]] = {}
     seeded = False
     rounds = 0
     while True:
@@ -256,6 +320,9 @@ def neighbourhood_call_graph(path: str | Path, cache: SummaryCache, names: Itera
             if i not in uses:
                 uses[i] = _scope_modules(irs[i], prefix)
             need.update(by_module[m] for m in uses[i].get(si, ()) if m in by_module)
+        need |= _definers(datas, {a for i, si in scopes if si for a in _scope_attrs(irs[i], attrs).get(si, ())}, defs)
+        need |= {m for i in {where[n][0] for n in reached | inits if n in where}
+                 for m in _named_modules(i, datas, by_module, prefix, named)}
         # a runner's call of a pack's setter reached (its receiver is seeded with the entry classes):
         # the modules naming the entry variable, so that the seed has its classes
         if entry_seeds and not seeded and any(si in _seed_readers(irs[i], entry_seeds, readers) for i, si in scopes
