@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tracer.callgraph import ordering, regex
+from tracer.callgraph import citers, ordering, regex
 from tracer.callgraph.heap import Value
 from tracer.callgraph.members import GETMEMBERS, dir_builtin, getmembers, vars_builtin
 from tracer.callgraph.textio import CALLS as TEXTIO_CALLS
@@ -30,10 +30,10 @@ CALLABLE = frozenset(("f", "b", "c", "sm", "cm", "i", "pa"))
 RETURNS_ARG = {"typing.cast": (1, "val"), "typing_extensions.cast": (1, "val"),
                "functools.update_wrapper": (0, "wrapper")}
 # names read off a module outside the tree that the solver follows (the rest stay the module's value)
-KEPT_EXTERNAL = frozenset((DEFAULTDICT, TEXTIO, GETMEMBERS, *RETURNS_ARG, *regex.KEPT, *ordering.CALLED))
+KEPT_EXTERNAL = frozenset((DEFAULTDICT, TEXTIO, GETMEMBERS, *RETURNS_ARG, *regex.KEPT, *ordering.CALLED, *citers.CALLED))
 # what external_call answers: builtins and names outside the tree ("io.<method>": textio.py)
 CALLED_EXTERNAL = frozenset((DEFAULTDICT, GETMEMBERS, *RETURNS_ARG, *(f"io.{m}" for m in TEXTIO_CALLS), *regex.CALLED,
-                             *ordering.CALLED))
+                             *ordering.CALLED, *citers.CALLED))
 
 
 def init_stored(s: Any) -> None:
@@ -58,6 +58,8 @@ def external_call(s: Any, site: Any, v: Value) -> None:
         s.edge(s.arg(site, *RETURNS_ARG[name]), site.dst)
     elif name in regex.CALLED:  # re.sub(p, fn, s), re.compile(p).sub(fn, s): fn(match) (regex.py)
         regex.regex_call(s, site, name)
+    elif name in citers.CALLED:  # itertools.islice(it, n), takewhile(pred, it): it pulled, pred called (citers.py)
+        citers.itertools_call(s, site, name)
     elif name in ordering.CALLED:  # heapq.heappush(h, x), bisect.insort(a, x): elements compared (ordering.py)
         ordering.external_sort(s, site, name)
     else:  # ("x", "io.<method>", instance): a TextIOWrapper method on an instance of a subclass
