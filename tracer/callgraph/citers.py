@@ -6,9 +6,13 @@ a generator's body resumed by the caller, who consumes the lazy result) and call
 argument with their elements: ``islice(it, n)``, ``chain(a, b)``, ``takewhile(pred, it)``,
 ``groupby(it, key)``, ``accumulate(it, func)``, ``starmap(fn, it)``, ... The result is a list of the
 elements (``product`` and the like: of tuples of them; ``groupby``: of ``(key, group)`` pairs),
-so a ``for`` over it, ``list()`` of it and ``next()`` of it find the elements as before. The
-implicit calls are drawn from the caller of the itertools function: the iterator is made and,
-mostly, consumed there (``list(islice(it, n))``)."""
+so a ``for`` over it, ``list()`` of it and ``next()`` of it find the elements as before.
+
+The iterator is lazy: its pulls and callback calls run in the frame that consumes it (a ``for``,
+``list()``, ``next()``, another itertools iterator consumed there), often not its maker
+(``return batched(starmap(f, xs), n)``: ``f`` runs in ``batched``). So they are drawn from each
+consumer the solver sees iterating the list (calls.py's iteration hooks :func:`consumed`), and
+from the maker when none does (``sum()``, ``any()``, a C function consumed it)."""
 
 from __future__ import annotations
 
@@ -32,43 +36,67 @@ CALLED = frozenset(f"itertools.{name}" for name in ITERTOOLS)
 
 
 def itertools_call(s: Any, site: Any, name: str) -> None:
-    """``itertools.<name>(...)`` (``name`` without the module): the elements pulled, the callback
-    called with them, a list standing for the iterator the call returns."""
+    """``itertools.<name>(...)`` (``name`` without the module): a list standing for the iterator it
+    returns, its elements pulled and its callback called where it is consumed (:func:`consumed`)."""
     at, cb, keyword, holds = ITERTOOLS[name[len("itertools."):]]
     plain = [v for v, starred in site.args if not starred]
-    sources = plain if at == "*" else [s.arg(site, i) for i in at]
+    sources = [v for v in (plain if at == "*" else [s.arg(site, i) for i in at]) if v >= 0]
     if name == "itertools.compress" and s.arg(site, 1) >= 0:
-        s.elements(s.arg(site, 1), site.caller)  # the selectors are iterated too
-    elements = s.new_var()
-    for source in sources:
-        if source >= 0:
-            s.edge(s.elements(source, site.caller), elements)
+        sources.append(s.arg(site, 1))  # the selectors are iterated too (their elements are kept: a bool)
     fn = s.arg(site, cb, keyword) if cb >= 0 else -1
     oid = ("call", site.id)
     obj = s.new_obj(oid, "list")
-    item = elements
-    if holds == "f":  # chain.from_iterable: the elements of the elements
-        item = s.elements(elements, site.caller)
-    elif holds == "c":  # starmap(fn, it): fn(*element)
-        item = s.new_var()
-        if fn >= 0:
-            s.call_on(fn, s.site(item, ((elements, True),), site.caller, site.line, "callback"))
+    elements = s.new_var()
+    item, out = elements, -1
+    if holds in "fc":  # chain.from_iterable: the elements' elements; starmap(fn, it): fn(*element)
+        item = out = s.new_var()
     elif holds == "a":  # accumulate(it, func): func(acc, x), acc an element or what func returned
-        item = s.new_var()
+        item = out = s.new_var()
         s.edge(elements, item)
         s.edge(s.arg(site, 9, "initial"), item)
-        s.callback(site, fn, (item, elements), item)
     elif holds == "g":  # groupby(it, key): (key(x) or x, an iterator of the xs)
-        item = tuple_of(s, ("pair", site.id), [key_of(s, site, fn, elements), list_of(s, ("grp", site.id), elements)])
+        out = s.new_var() if fn >= 0 else elements
+        item = tuple_of(s, ("pair", site.id), [out, list_of(s, ("grp", site.id), elements)])
     elif holds == "t":
         item = tuple_of(s, ("pair", site.id), [elements])
     elif holds == "s":
         item = list_of(s, ("tee", site.id), elements)
-    elif fn >= 0:  # takewhile, dropwhile, filterfalse: pred(x)
-        s.callback(site, fn, (elements,), -1)
     s.write(oid, None, item)
+    s.lazy_iters[oid] = (site, tuple(sources), fn, holds, elements, out)
+    if holds == "s":  # tee's iterators are other lists: pulled where made
+        consumed(s, oid, site.caller, site.line)
+    else:  # consumed by nothing the solver follows (sum(), any(), a C function): by its maker
+        s.deferred.append((True, lambda: (oid, site.caller) not in s.lazy_done and not any(
+            k[0] == oid for k in s.lazy_done), lambda: consumed(s, oid, site.caller, site.line)))
     if site.dst >= 0:
         s.add(site.dst, (obj,))
+
+
+def pulled(s: Any, oid: Any, caller: int, line: int) -> None:
+    if oid in s.lazy_iters:
+        consumed(s, oid, caller, line)
+
+
+def consumed(s: Any, oid: Any, caller: int, line: int) -> None:
+    """The lazy iterator ``oid`` is iterated from scope ``caller``: its iterables' ``__iter__`` and
+    ``__next__`` (a generator's body) and its callback run there, once per consumer."""
+    if (oid, caller) in s.lazy_done or caller < 0:
+        return
+    s.lazy_done.add((oid, caller))
+    site, sources, fn, holds, elements, out = s.lazy_iters[oid]
+    here = site._replace(caller=caller, line=line or site.line)
+    for source in sources:
+        s.edge(s.elements(source, caller), elements)
+    if holds == "f":
+        s.edge(s.elements(elements, caller), out)
+    elif fn < 0:
+        return
+    elif holds == "c":
+        s.call_on(fn, s.site(out, ((elements, True),), caller, here.line, "callback"))
+    elif holds == "a":
+        s.callback(here, fn, (out, elements), out)
+    else:  # takewhile, dropwhile, filterfalse: pred(x); groupby: key(x)
+        s.callback(here, fn, (elements,), out)
 
 
 def key_of(s: Any, site: Any, fn: int, elements: int) -> int:
@@ -98,3 +126,14 @@ def tuple_of(s: Any, oid: Any, parts: list[int]) -> int:
     var = s.new_var()
     s.add(var, (obj,))
     return var
+
+
+def reduce(s: Any, site: Any) -> None:
+    """``functools.reduce(fn, xs[, init])``: fn(acc, x), acc the initial value or an element
+    first, then what fn returned; reduce returns the last acc (one var holds them all). (Moved
+    from calls.py, at its size limit.)"""
+    acc, source = site.dst if site.dst >= 0 else s.new_var(), s.arg(site, 1)
+    elements = s.elements(source, site.caller) if source >= 0 else -1
+    s.edge(s.arg(site, 2), acc)
+    s.edge(elements, acc)
+    s.callback(site, s.arg(site, 0), (acc, elements), acc)

@@ -45,6 +45,7 @@ def init_stored(s: Any) -> None:
     s.raised_classes = set()  # classes of the tree a raise statement raises (raised.py)
     s.handlers = []  # (E, e's var) of each ``except E as e`` (raised.py)
     s.reduced = set()  # (scope, line) of the functools.reduce calls made
+    s.lazy_iters, s.lazy_done = {}, set()  # itertools' lazy iterators, (iterator, consumer) pulled (citers.py)
 
 
 def external_call(s: Any, site: Any, v: Value) -> None:
@@ -163,4 +164,4 @@ def reduce_once(s: Any, site: Any) -> None:
     key = (site.caller, site.line, site.dst)
     if key not in s.reduced:
         s.reduced.add(key)
-        s.reduce(site)
+        citers.reduce(s, site)
