@@ -65,11 +65,23 @@ def itertools_call(s: Any, site: Any, name: str) -> None:
     s.lazy_iters[oid] = (site, tuple(sources), fn, holds, elements, out)
     if holds == "s":  # tee's iterators are other lists: pulled where made
         consumed(s, oid, site.caller, site.line)
-    else:  # consumed by nothing the solver follows (sum(), any(), a C function): by its maker
-        s.deferred.append((True, lambda: (oid, site.caller) not in s.lazy_done and not any(
-            k[0] == oid for k in s.lazy_done), lambda: consumed(s, oid, site.caller, site.line)))
+    elif not returned(s, site):  # consumed by nothing the solver follows (sum(), any(), a C function): by its maker
+        s.deferred.append((True, lambda: not any(k[0] == oid for k in s.lazy_done),
+                           lambda: consumed(s, oid, site.caller, site.line)))
     if site.dst >= 0:
         s.add(site.dst, (obj,))
+
+
+def returned(s: Any, site: Any) -> bool:
+    """The iterator is returned as made (``return chain.from_iterable(xs)``): its consumer is
+    elsewhere, its maker never pulls it."""
+    ret = s.scopes[site.caller].ret if site.caller >= 0 and site.dst >= 0 else -1
+    if ret < 0:
+        return False
+    ret += s.scope_base[site.caller]
+    succ = s.succ[site.dst]
+    return bool(succ == ret if succ.__class__ is int else succ is not None and ret in (
+        succ if succ.__class__ is tuple else succ[0]))
 
 
 def pulled(s: Any, oid: Any, caller: int, line: int) -> None:
