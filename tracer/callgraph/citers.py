@@ -12,7 +12,9 @@ The iterator is lazy: its pulls and callback calls run in the frame that consume
 ``list()``, ``next()``, another itertools iterator consumed there), often not its maker
 (``return batched(starmap(f, xs), n)``: ``f`` runs in ``batched``). So they are drawn from each
 consumer the solver sees iterating the list (calls.py's iteration hooks :func:`consumed`), and
-from the maker when none does (``sum()``, ``any()``, a C function consumed it)."""
+from the maker when none does (``sum()``, ``any()``, a C function consumed it).
+Measured (bench_dynamic --reuse-trace): more-itertools recall 0.777 -> 0.839, boltons 0.915 -> 0.921,
+the rest unchanged; sglang/srt 77,212 -> 77,216 edges, CPU and peak memory unchanged."""
 
 from __future__ import annotations
 
