@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any, NamedTuple
 
-from tracer.callgraph import dictlike, keys, members, stored
+from tracer.callgraph import citers, dictlike, keys, members, stored
 from tracer.callgraph.generators import iter_builtin, resumed, spread_by_position
 from tracer.callgraph.heap import ALL, NAMED, UNK, Value
 from tracer.callgraph.hooks import setattr_unknown
@@ -146,15 +146,6 @@ class Calls(Narrow):
         elif t in ("k", "o", "m"):
             self.external_sites.add(site.id)
 
-    def reduce(self, site: Site) -> None:
-        """``functools.reduce(fn, xs[, init])``: fn(acc, x), acc the initial value or an element
-        first, then what fn returned; reduce returns the last acc (one var holds them all)."""
-        acc, source = site.dst if site.dst >= 0 else self.new_var(), self.arg(site, 1)
-        elements = self.elements(source, site.caller) if source >= 0 else -1
-        self.edge(self.arg(site, 2), acc)
-        self.edge(elements, acc)
-        self.callback(site, self.arg(site, 0), (acc, elements), acc)
-
     def module_call_found(self, owner: int, var: int, site: Site, inst: Value) -> None:
         """A called instance's class has the pack's module-call method: it runs, unless the
         tree gives the class its own __call__ (then that runs, and may call it itself)."""
@@ -284,6 +275,7 @@ class Calls(Narrow):
     def iter_value(self, v: Value, dst: int, caller: int, line: int, names: tuple[str, str] = ITER) -> None:
         t = v[0]
         if t == "o":
+            citers.pulled(self, v[1], caller, line)  # an itertools iterator pulls its iterables here
             if self.obj_kind.get(v[1]) != "dict":
                 self.read(v[1], None, dst)
             else:
@@ -425,7 +417,8 @@ class Calls(Narrow):
         elif v[0] == "g":
             self.edge(self.scopes[v[1]].yields + self.scope_base[v[1]], site.dst)
             resumed(self, v[1], site.caller, site.line)
-        elif v[0] == "o":  # a list's element, a dict's key (next(iter(d)): keys.py)
+        elif v[0] == "o":  # a list's element, a dict's key (next(iter(d)): keys.py); an itertools iterator pulled
+            citers.pulled(self, v[1], site.caller, site.line)
             keys.next_item(self, v, site.dst)
 
     def builtin_method(self, site: Site, name: str, recv: Value) -> None:

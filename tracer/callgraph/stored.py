@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tracer.callgraph import dictlike, keyeq, ordering, regex
+from tracer.callgraph import citers, dictlike, keyeq, ordering, regex
 from tracer.callgraph.heap import Value
 from tracer.callgraph.members import GETMEMBERS, dir_builtin, getmembers, vars_builtin
 from tracer.callgraph.textio import CALLS as TEXTIO_CALLS
@@ -31,10 +31,10 @@ RETURNS_ARG = {"typing.cast": (1, "val"), "typing_extensions.cast": (1, "val"),
                "functools.update_wrapper": (0, "wrapper")}
 # names read off a module outside the tree that the solver follows (the rest stay the module's value)
 KEPT_EXTERNAL = frozenset((DEFAULTDICT, TEXTIO, GETMEMBERS, *RETURNS_ARG, *regex.KEPT, *ordering.CALLED,
-                           *dictlike.CALLED, *dictlike.KEPT))
+                           *dictlike.CALLED, *dictlike.KEPT, *citers.CALLED))
 # what external_call answers: builtins and names outside the tree ("io.<method>": textio.py)
 CALLED_EXTERNAL = frozenset((DEFAULTDICT, GETMEMBERS, *RETURNS_ARG, *(f"io.{m}" for m in TEXTIO_CALLS), *regex.CALLED,
-                             *ordering.CALLED, *dictlike.CALLED))
+                             *ordering.CALLED, *dictlike.CALLED, *citers.CALLED))
 
 
 def init_stored(s: Any) -> None:
@@ -46,6 +46,7 @@ def init_stored(s: Any) -> None:
     s.raised_classes = set()  # classes of the tree a raise statement raises (raised.py)
     s.handlers = []  # (E, e's var) of each ``except E as e`` (raised.py)
     s.reduced = set()  # (scope, line) of the functools.reduce calls made
+    s.lazy_iters, s.lazy_done = {}, set()  # itertools' lazy iterators, (iterator, consumer) pulled (citers.py)
 
 
 def external_call(s: Any, site: Any, v: Value) -> None:
@@ -59,6 +60,8 @@ def external_call(s: Any, site: Any, v: Value) -> None:
         s.edge(s.arg(site, *RETURNS_ARG[name]), site.dst)
     elif name in regex.CALLED:  # re.sub(p, fn, s), re.compile(p).sub(fn, s): fn(match) (regex.py)
         regex.regex_call(s, site, name)
+    elif name in citers.CALLED:  # itertools.islice(it, n), takewhile(pred, it): it pulled, pred called (citers.py)
+        citers.itertools_call(s, site, name)
     elif name in ordering.CALLED:  # heapq.heappush(h, x), bisect.insort(a, x): elements compared (ordering.py)
         ordering.external_sort(s, site, name)
     elif name in dictlike.CALLED:  # operator.length_hint(x): x's __len__ (dictlike.py)
@@ -166,4 +169,4 @@ def reduce_once(s: Any, site: Any) -> None:
     key = (site.caller, site.line, site.dst)
     if key not in s.reduced:
         s.reduced.add(key)
-        s.reduce(site)
+        citers.reduce(s, site)
