@@ -80,3 +80,59 @@ def test_a_name_bound_to_two_classes_drops_nothing_when_negated():
 def test_an_unknown_class_proves_nothing():
     body = "import numpy\ndef f(x):\n    if type(x) is numpy.ndarray:\n        x.run()\n"
     assert _runs(body) == {"A", "B", "C"}
+
+
+ATTRS = '''
+class P:
+    def __init__(self):
+        self.name = 1
+
+    def run(self):
+        pass
+
+
+class Q:
+    def run(self):
+        pass
+
+
+class R:
+    name = "r"
+
+    def run(self):
+        pass
+
+
+class S:
+    def __getattr__(self, key):
+        return 1
+
+    def run(self):
+        pass
+
+
+def make2(n):
+    return P() if n == 1 else Q() if n == 2 else R() if n == 3 else S()
+'''
+
+
+def _attr_runs(body: str) -> set[str]:
+    irs = [compile_module("main", "main.py", False, ATTRS + body + "\nf(make2(0))\n")]
+    _, found, _ = solve_tree(irs)
+    return {v.rsplit(".", 2)[-2] for u, v, _ in found if u == "main.f" and v.endswith(".run")}
+
+
+def test_after_an_attribute_test_fails_out_the_classes_lacking_it_are_dropped():
+    assert _attr_runs("def f(x):\n    x.run()\n") == {"P", "Q", "R", "S"}
+    assert _attr_runs("def f(x):\n    if not hasattr(x, 'name'):\n        return\n    x.run()\n") == {"P", "R", "S"}
+    assert _attr_runs("def f(x):\n    if getattr(x, 'name', None) is None:\n        return\n    x.run()\n") == {"P", "R", "S"}
+    assert _attr_runs("def f(x):\n    if hasattr(x, 'name'):\n        x.run()\n") == {"P", "R", "S"}
+    assert _attr_runs("def f(x):\n    if getattr(x, 'name', None):\n        x.run()\n") == {"P", "R", "S"}
+
+
+def test_an_attribute_no_class_has_proves_nothing_of_what_the_test_cannot_see():
+    # a getattr default other than None, and an attribute set from outside the class
+    assert _attr_runs("def f(x):\n    if getattr(x, 'name', 0) is None:\n        return\n    x.run()\n") == {
+        "P", "Q", "R", "S"}
+    body = "def f(x):\n    if not hasattr(x, 'extra'):\n        return\n    x.run()\nq = Q()\nq.extra = 1\nf(q)\n"
+    assert _attr_runs(body) == {"Q", "S"}

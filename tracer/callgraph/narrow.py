@@ -78,7 +78,7 @@ class Narrow(Heap):
         if names and names[0] in NAME_TESTS:  # a local narrowed by a name test: prefixes.py
             return name_test(self, names[0], param, classes[0], names[1])
         if names and names[0] in TYPE_TESTS:  # a local narrowed by a type test: typetests.py
-            return type_test(self, names[0], param, classes[0], classes[1:])
+            return type_test(self, names[0], param, classes[0], classes[1:], names[1:])
         self.narrowed[param] = classes
         self.narrowed_names[param] = names
 

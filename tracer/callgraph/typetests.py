@@ -22,8 +22,8 @@ import builtins
 from typing import Any
 
 Value = tuple[Any, ...]
-EXACT, NOT_EXACT, NOT_ISA = "<type-is>", "<type-is-not>", "<not-isinstance>"
-TYPE_TESTS = (EXACT, NOT_EXACT, NOT_ISA)
+EXACT, NOT_EXACT, NOT_ISA, HAS = "<type-is>", "<type-is-not>", "<not-isinstance>", "<has-attr>"
+TYPE_TESTS = (EXACT, NOT_EXACT, NOT_ISA, HAS)
 BUILTIN_TYPES = frozenset(n for n in dir(builtins) if isinstance(getattr(builtins, n), type))
 
 
@@ -44,9 +44,37 @@ def _kinds(node: ast.expr) -> list[ast.expr] | None:
     return kinds
 
 
+def _getattr_none(node: ast.expr) -> tuple[str, str] | None:
+    """(local, attribute) of ``getattr(x, "name", None)`` / ``hasattr(x, "name")``."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and not node.keywords
+            and len(node.args) >= 2 and isinstance(node.args[0], ast.Name)
+            and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str)):
+        return None
+    if node.func.id == "hasattr" and len(node.args) == 2 or (
+            node.func.id == "getattr" and len(node.args) == 3
+            and isinstance(node.args[2], ast.Constant) and node.args[2].value is None):
+        return node.args[0].id, node.args[1].value
+    return None
+
+
+def has_test(test: ast.expr, negated: bool) -> tuple[str, str] | None:
+    """(local, attribute) where ``test`` (``negated``: its failing) proves the local has it:
+    ``hasattr(x, "n")``, ``getattr(x, "n", None)`` truthy or ``is not None``."""
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Is, ast.IsNot)):
+        right = test.comparators[0]
+        if isinstance(right, ast.Constant) and right.value is None and isinstance(test.ops[0], ast.IsNot) != negated:
+            found = _getattr_none(test.left)
+            return found if found is not None and test.left.func.id == "getattr" else None  # type: ignore[attr-defined]
+        return None
+    return None if negated else _getattr_none(test)
+
+
 def one_test(test: ast.expr, negated: bool) -> tuple[str, str, list[ast.expr]] | None:
     """(tag, local, class expressions) of one type test holding where ``test`` is true (``negated``:
-    false)."""
+    false); (HAS, local, [the attribute's name]) for an attribute test."""
+    has = has_test(test, negated)
+    if has is not None:
+        return HAS, has[0], [ast.Constant(has[1])]
     if (isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "isinstance"
             and len(test.args) == 2 and not test.keywords and isinstance(test.args[0], ast.Name)):
         kinds = _kinds(test.args[1]) if isinstance(test.args[1], ast.Tuple) else [test.args[1]]
@@ -95,6 +123,11 @@ def type_narrowings(c: Any, scope: Any, test: ast.expr, negated: bool = False) -
         if any(k in c.ns for k in ("type", "isinstance")):
             continue  # shadowed
         src = c.read(scope, name)
+        if tag == HAS:
+            dst = c.var()
+            c.emit("narrow", dst, (src,), (tag, kinds[0].value))  # type: ignore[attr-defined]
+            out.append((name, dst))
+            continue
         classes = tuple(c.expr(scope, k) for k in kinds)
         if src < 0 or any(v < 0 for v in classes):
             continue
@@ -107,8 +140,10 @@ def type_narrowings(c: Any, scope: Any, test: ast.expr, negated: bool = False) -
     return out
 
 
-def type_test(s: Any, tag: str, dst: int, src: int, classes: tuple[int, ...]) -> None:
+def type_test(s: Any, tag: str, dst: int, src: int, classes: tuple[int, ...], names_arg: tuple[str, ...] = ()) -> None:
     """The solver's side of a ``("narrow", dst, (src, cls...), (tag,))``."""
+    if tag == HAS:
+        return has_attr(s, dst, src, names_arg[0])
     state = [False, False]  # open: the test proves nothing, everything passes; the last round
     if src in s.param_vars:  # the parameter still: what the body reads on it types it (seeds.seed_params)
         s.param_vars.add(dst)
@@ -152,3 +187,53 @@ def type_test(s: Any, tag: str, dst: int, src: int, classes: tuple[int, ...]) ->
         s.on(c, refresh)
         s.when_empty(c, open_all, late=True)
     s.deferred.append((True, lambda: True, last))  # once more when late bases are known
+
+
+# -- after ``if not hasattr(x, "n"): return``: x is no instance of a class that provably lacks n ------
+def has_attr(s: Any, dst: int, src: int, name: str) -> None:
+    """Functions as ``prefixes.hasattr_gate`` lets them; an instance is held back while its class
+    provably lacks ``name`` (every class of its MRO in the tree, none with the attribute, a
+    ``__getattr__``, a ``setattr`` of an unknown name, and no ``obj.name = ...`` on it); checked
+    again every round, let through once a write or a late base makes the attribute possible."""
+    from tracer.callgraph.prefixes import gate_value
+
+    s.__dict__.setdefault("hasattr_gates", {}).setdefault(name, []).append((src, dst))
+    if src in s.param_vars:
+        s.param_vars.add(dst)
+    held: list[Value] = []
+
+    def value(v: Value) -> None:
+        if v[0] in ("f", "b", "sm", "cm"):
+            gate_value(s, v, dst, name)
+        elif v[0] == "i" and lacks(s, v, name):
+            if v not in held:
+                held.append(v)
+                if len(held) == 1:
+                    s.deferred.append((False, lambda: bool(held), recheck))
+        else:
+            s.add(dst, (v,))
+
+    def recheck() -> None:
+        let = [v for v in held if not lacks(s, v, name)]
+        held[:] = [v for v in held if v not in let]
+        if let:
+            s.add(dst, let)
+        if held:
+            s.deferred.append((False, lambda: bool(held), recheck))
+
+    s.on(src, ("", value))
+
+
+def lacks(s: Any, v: Value, name: str) -> bool:
+    order = s.mro(v[1])
+    for k in order:
+        if k in s.dynamic_fields:
+            return False
+        for var in s.class_bases[k]:
+            vals = tuple(s.pts.get(var, ()))
+            if not vals or any(b[0] != "c" and b != ("B", "object") for b in vals):
+                return False
+    if any(s.lookup(v[1], n) is not None for n in (name, "__getattr__", "__getattribute__", "__slots__")):
+        return False
+    field = s.fields.get((v, name))
+    return field is None or not s.pts.get(field, ())
