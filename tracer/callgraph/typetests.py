@@ -21,6 +21,9 @@ import ast
 import builtins
 from typing import Any
 
+from tracer.callgraph.prefixes import gate_value
+from tracer.callgraph.prefixes import has_test as prefix_has_test
+
 Value = tuple[Any, ...]
 EXACT, NOT_EXACT, NOT_ISA, HAS = "<type-is>", "<type-is-not>", "<not-isinstance>", "<has-attr>"
 TYPE_TESTS = (EXACT, NOT_EXACT, NOT_ISA, HAS)
@@ -46,12 +49,12 @@ def _kinds(node: ast.expr) -> list[ast.expr] | None:
 
 def _getattr_none(node: ast.expr) -> tuple[str, str] | None:
     """(local, attribute) of ``getattr(x, "name", None)`` / ``hasattr(x, "name")``."""
-    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and not node.keywords
-            and len(node.args) >= 2 and isinstance(node.args[0], ast.Name)
-            and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str)):
-        return None
-    if node.func.id == "hasattr" and len(node.args) == 2 or (
-            node.func.id == "getattr" and len(node.args) == 3
+    found = prefix_has_test(node)
+    if found is not None:
+        return found
+    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr"
+            and not node.keywords and len(node.args) == 3 and isinstance(node.args[0], ast.Name)
+            and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str)
             and isinstance(node.args[2], ast.Constant) and node.args[2].value is None):
         return node.args[0].id, node.args[1].value
     return None
@@ -195,8 +198,6 @@ def has_attr(s: Any, dst: int, src: int, name: str) -> None:
     provably lacks ``name`` (every class of its MRO in the tree, none with the attribute, a
     ``__getattr__``, a ``setattr`` of an unknown name, and no ``obj.name = ...`` on it); checked
     again every round, let through once a write or a late base makes the attribute possible."""
-    from tracer.callgraph.prefixes import gate_value
-
     s.__dict__.setdefault("hasattr_gates", {}).setdefault(name, []).append((src, dst))
     if src in s.param_vars:
         s.param_vars.add(dst)
