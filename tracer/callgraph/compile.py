@@ -14,6 +14,7 @@ from tracer.callgraph.ir import ClassIR, ModuleIR, ScopeIR
 from tracer.callgraph.prefixes import prefix_narrowings
 from tracer.callgraph.protocols import BINOPS
 from tracer.callgraph.scopes import Scope, assigned_names
+from tracer.callgraph.typetests import type_narrowings
 from tracer.index.source import resolve_relative
 
 MUTATORS = {"append", "update", "extend"}
@@ -102,8 +103,10 @@ class Compiler(ExprCompiler):
         elif isinstance(node, ast.If):
             self.expr(scope, node.test)
             return self.branches(scope, [node.body, node.orelse],
-                                 narrowed=narrowings(self, scope, node.test) + prefix_narrowings(self, scope, node.test),
-                                 narrowed_else=prefix_narrowings(self, scope, node.test, negated=True))
+                                 narrowed=narrowings(self, scope, node.test) + prefix_narrowings(self, scope, node.test)
+                                 + type_narrowings(self, scope, node.test),
+                                 narrowed_else=prefix_narrowings(self, scope, node.test, negated=True)
+                                 + type_narrowings(self, scope, node.test, negated=True))
         elif isinstance(node, (ast.For, ast.AsyncFor)):
             source = self.expr(scope, node.iter)
 
@@ -179,6 +182,7 @@ class Compiler(ExprCompiler):
         elif isinstance(node, ast.Assert):
             self.expr(scope, node.test)
             self.expr(scope, node.msg)
+            scope.env.update((n, frozenset((v,))) for n, v in narrowings(self, scope, node.test) + type_narrowings(self, scope, node.test))
         elif isinstance(node, ast.Delete):
             for target in node.targets:
                 if isinstance(target, ast.Subscript):

@@ -31,6 +31,7 @@ from typing import Any
 
 from tracer.callgraph.heap import Heap, Value
 from tracer.callgraph.prefixes import NAME_TESTS, name_test
+from tracer.callgraph.typetests import TYPE_TESTS, type_test
 
 MAX_RECEIVERS = 8  # receivers of one method whose results are kept apart
 
@@ -76,6 +77,8 @@ class Narrow(Heap):
     def narrow_instr(self, param: int, classes: tuple[int, ...], names: tuple[str, ...]) -> None:
         if names and names[0] in NAME_TESTS:  # a local narrowed by a name test: prefixes.py
             return name_test(self, names[0], param, classes[0], names[1])
+        if names and names[0] in TYPE_TESTS:  # a local narrowed by a type test: typetests.py
+            return type_test(self, names[0], param, classes[0], classes[1:], names[1:])
         self.narrowed[param] = classes
         self.narrowed_names[param] = names
 
