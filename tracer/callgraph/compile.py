@@ -8,6 +8,7 @@ import ast
 import dataclasses
 from typing import Any
 
+from tracer.callgraph.abstract import abstract_attr
 from tracer.callgraph.exprs import ExprCompiler, Shape, const_key
 from tracer.callgraph.guards import narrowings
 from tracer.callgraph.ir import ClassIR, ModuleIR, ScopeIR
@@ -448,7 +449,7 @@ class Compiler(ExprCompiler):
         analyse_scope(body, node.body)
         body.owner = index
         self.block(body, node.body)
-        attrs = tuple((name, self.phi(versions)) for name, versions in sorted(body.env.items()))
+        attrs = tuple(sorted((*((name, self.phi(versions)) for name, versions in body.env.items()), *abstract_attr(self, node))))
         self.classes[index] = ClassIR(f"{self.module}.{body.qual}", node.lineno, bases, attrs)
         dst = self.var()
         self.emit("class", dst, index)

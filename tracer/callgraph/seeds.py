@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from fnmatch import fnmatchcase
 from typing import Any
 
+from tracer.callgraph.abstract import never_made, stand_ins
 from tracer.callgraph.attrs import Attrs
 from tracer.callgraph.heap import Value
 from tracer.callgraph.inherited import seed_inherited
@@ -119,7 +120,7 @@ class Seeds(Attrs):
                 if not found:
                     break
             made = {c for c in found if c in self.instantiated}
-            chosen = sorted(made or found)
+            chosen = sorted(made or {c for c in found if not never_made(self, c)})  # abstract.py
             # one definition of each name among them (a hierarchy): unrelated classes that happen
             # to share a method name (two parser states' append_token) are no evidence of either
             single = all(len({hit[0] for c in chosen if (hit := self.lookup(c, n)) is not None}) <= 1 for n in own)
@@ -211,11 +212,11 @@ class Seeds(Attrs):
             if not made and tag == "i":
                 outside.add(owner)
             if tag == "i" and uid in self.clone_code:  # each class its copy (clones.py); the first (the
-                for k in made or [owner]:  # owner when no class is made) keeps the method's own variables
+                for k in made or stand_ins(self, owner):  # owner when no class is made) keeps the method's own variables
                     copy = self.receiver_scope(uid, self.V("i", k), None)
                     self.add(self.scopes[copy].params[0].var + self.scope_base[copy], (self.V("i", k),))
                 continue
-            self.add(var, [self.V(tag, k) for k in (made or [owner])])
+            self.add(var, [self.V(tag, k) for k in (made or stand_ins(self, owner))])  # an ABC: its concrete subclasses
         seed_inherited(self, outside, unreached)  # their inherited methods too (inherited.py)
 
     def owner_cid(self, uid: int) -> int:

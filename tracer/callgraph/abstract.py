@@ -1,0 +1,93 @@
+"""Classes Python never instantiates: an ABC whose ``@abstractmethod`` members are not all
+overridden, and a ``typing.Protocol`` class (one naming ``Protocol`` among its bases).
+
+The compiler records, per class body, the abstract members it declares and whether it is a
+protocol (:func:`abstract_attr`: a class attribute ``__abstractmethods__``, CPython's own name,
+holding their names as string constants, ``<protocol>`` for a protocol). The solver then:
+
+* never creates an instance of such a class (``Storage()`` raises TypeError): no ``__init__``,
+  no method of it bound from that construction (:func:`never_made`, calls.construct);
+* reads an annotation (or ``except``) naming it as its concrete subclasses in the tree
+  (:func:`stand_in`, guards.caught_instance): ``def f(s: Storage)`` holds a ``JSONStorage`` or a
+  ``MemoryStorage``, never the abstract class whose ``read`` is ``...``;
+* gives ``self`` of its methods no call reached those subclasses, not the class itself
+  (seeds.seed_self), and no parameter is typed by attributes as one (seeds.seed_params).
+
+The MRO is the one known so far: a subclass constructed before its abstract base resolves is
+made (as before); what the class declares itself is known from the start (constants).
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Any
+
+ABSTRACT = "__abstractmethods__"
+PROTOCOL = "<protocol>"  # no method name can be it
+DECORATORS = {"abstractmethod", "abstractproperty", "abstractclassmethod", "abstractstaticmethod"}
+
+
+def _name(node: ast.expr) -> str:
+    if isinstance(node, ast.Subscript):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""
+
+
+def abstract_attr(c: Any, node: ast.ClassDef) -> tuple[tuple[str, int], ...]:
+    """The class attribute recording what ``node`` declares abstract (compile time), or ()."""
+    names = [s.name for s in node.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))
+             and any(_name(d) in DECORATORS for d in s.decorator_list)]
+    if any(_name(b) == "Protocol" for b in node.bases):
+        names.append(PROTOCOL)
+    if not names:
+        return ()
+    var = c.var()
+    for name in dict.fromkeys(names):
+        c.emit("const", var, ("k", "str", name))
+    return ((ABSTRACT, var),)
+
+
+def declared(s: Any, k: int) -> set[str]:
+    var = s.class_attrs[k].get(ABSTRACT)
+    if var is None:
+        return set()
+    return {v[2] for v in tuple(s.pts.get(var, ())) if v[0] == "k" and v[1] == "str"}
+
+
+def never_made(s: Any, cid: int) -> bool:
+    """Whether class ``cid`` cannot be instantiated: a protocol, or an abstract member the MRO
+    finds where it was declared abstract (no override)."""
+    if PROTOCOL in declared(s, cid):
+        return True
+    for k in s.mro(cid):
+        for name in declared(s, k) - {PROTOCOL}:
+            hit = s.lookup(cid, name)
+            if hit is not None and hit[0] == k:
+                return True
+    return False
+
+
+def concrete_subclasses(s: Any, cid: int) -> list[int]:
+    """The subclasses of ``cid`` known so far (all depths) that can be instantiated."""
+    seen, stack = {cid}, [cid]
+    while stack:
+        for k in s.children.get(stack.pop(), ()):
+            if k not in seen:
+                seen.add(k)
+                stack.append(k)
+    return sorted(k for k in seen if k != cid and not never_made(s, k))
+
+
+def stand_ins(s: Any, cid: int) -> list[int]:
+    """The classes whose instances stand for one of ``cid``: itself, or its concrete subclasses."""
+    return concrete_subclasses(s, cid) if never_made(s, cid) else [cid]
+
+
+def stand_in(s: Any, cid: int, dst: int) -> None:
+    """An annotation (or handler) naming abstract ``cid``: its concrete subclasses' instances, those
+    known now and, once the fixpoint is first reached, those whose bases resolved since."""
+    s.add(dst, [s.V("i", k) for k in concrete_subclasses(s, cid)])
+    s.deferred.append((False, lambda: True, lambda: s.add(dst, [s.V("i", k) for k in concrete_subclasses(s, cid)])))
+
+
+__all__ = ["ABSTRACT", "abstract_attr", "concrete_subclasses", "never_made", "stand_in", "stand_ins"]
