@@ -54,17 +54,57 @@ def declared(s: Any, k: int) -> set[str]:
     return {v[2] for v in tuple(s.pts.get(var, ())) if v[0] == "k" and v[1] == "str"}
 
 
+def ancestors(s: Any, cid: int) -> dict[int, set[int]]:
+    """``cid`` and its bases at every depth, each with its own ancestors, read off the bases' values
+    now (not the MRO cache: a base's value may have arrived before its watcher redid the MRO)."""
+    out: dict[int, set[int]] = {}
+
+    def walk(k: int, depth: int) -> set[int]:
+        if k in out or depth > 60:
+            return out.get(k, {k})
+        out[k] = {k}
+        for b in s.bases(k):
+            out[k] |= walk(b, depth + 1)
+        return out[k]
+    walk(cid, 0)
+    return out
+
+
 def never_made(s: Any, cid: int) -> bool:
-    """Whether class ``cid`` cannot be instantiated: a protocol, or an abstract member the MRO
-    finds where it was declared abstract (no override)."""
+    """Whether class ``cid`` cannot be instantiated: a protocol, or a member some ancestor declares
+    abstract that no class between them (a subclass of that ancestor among ``cid``'s) overrides."""
     if PROTOCOL in declared(s, cid):
         return True
-    for k in s.mro(cid):
+    if ABSTRACT not in s.dunders:
+        return False
+    tree = ancestors(s, cid)
+    for k in tree:
         for name in declared(s, k) - {PROTOCOL}:
-            hit = s.lookup(cid, name)
-            if hit is not None and hit[0] == k:
+            if not any(k in up and j != k and name in s.class_attrs[j] for j, up in tree.items()):
                 return True
     return False
+
+
+def unmade(s: Any, site: Any, cid: int) -> bool:
+    """Whether construction of ``cid`` at ``site`` is not made now (calls.construct): the class is
+    never instantiated, or a base of its MRO is not resolved yet (an abstract base would make it
+    abstract): then it is made once that base resolves, or once the fixpoint is first reached."""
+    if never_made(s, cid):
+        return True
+    if ABSTRACT not in s.dunders:  # no class of the tree declares an abstract member
+        return False
+    pending = next((b for k in ancestors(s, cid) for b in s.class_bases[k] if not s.pts.get(b)), -1)
+    if pending < 0:
+        return False
+    done = [False]
+
+    def make(_: Any = ()) -> None:
+        if not done[0]:
+            done[0] = True
+            s.construct(site, cid)
+    s.on(pending, make)  # after base_changed: its watcher was installed first
+    s.deferred.append((False, lambda: True, make))
+    return True
 
 
 def concrete_subclasses(s: Any, cid: int) -> list[int]:
@@ -90,4 +130,4 @@ def stand_in(s: Any, cid: int, dst: int) -> None:
     s.deferred.append((False, lambda: True, lambda: s.add(dst, [s.V("i", k) for k in concrete_subclasses(s, cid)])))
 
 
-__all__ = ["ABSTRACT", "abstract_attr", "concrete_subclasses", "never_made", "stand_in", "stand_ins"]
+__all__ = ["ABSTRACT", "abstract_attr", "concrete_subclasses", "never_made", "stand_in", "stand_ins", "unmade"]

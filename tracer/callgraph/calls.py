@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterable
 from typing import Any, NamedTuple
 
 from tracer.callgraph import keys, members, stored
-from tracer.callgraph.abstract import never_made
+from tracer.callgraph.abstract import unmade
 from tracer.callgraph.generators import iter_builtin, resumed, spread_by_position
 from tracer.callgraph.heap import ALL, NAMED, UNK, Value
 from tracer.callgraph.hooks import setattr_unknown
@@ -168,7 +168,7 @@ class Calls(Narrow):
         return call
 
     def construct(self, site: Site, cid: int) -> None:
-        if never_made(self, cid):  # an ABC with abstract members left, a Protocol: TypeError (abstract.py)
+        if unmade(self, site, cid):  # an ABC with abstract members left, a Protocol: TypeError (abstract.py)
             return
         inst = instance_value(self, site, cid)  # ("i", cid), or an object of its allocation site (objects.py)
         self.instantiated.add(cid)

@@ -13,6 +13,7 @@ from tracer.callgraph.ir import Instr, Param, ScopeIR
 from tracer.callgraph.prefixes import prefix_narrowings
 from tracer.callgraph.protocols import OperatorCompiler
 from tracer.callgraph.scopes import Scope, analyse_scope
+from tracer.callgraph.typing_only import annotation_expr
 
 
 @dataclass
@@ -457,7 +458,7 @@ class ExprCompiler(OperatorCompiler):
                 names.append(cur)
             elif not (isinstance(cur, ast.Constant) and cur.value is None):
                 plain = False
-        out = [cls for cls in (self.expr(scope, name) for name in names) if cls >= 0]
+        out = [cls for cls in (annotation_expr(self, scope, name) for name in names) if cls >= 0]  # typing_only.py
         self.annotation_names = tuple(n.id if isinstance(n, ast.Name) else getattr(n, "attr", "") for n in names)
         return out, plain and bool(out) and len(out) == len(names)
 

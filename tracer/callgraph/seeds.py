@@ -14,6 +14,7 @@ from tracer.callgraph.attrs import Attrs
 from tracer.callgraph.heap import Value
 from tracer.callgraph.inherited import seed_inherited
 from tracer.callgraph.registry import RegistryRule
+from tracer.callgraph.typing_only import init_subclass_calls
 
 MAX_DUCKS = 3  # classes a parameter may be taken to be an instance of
 # why an edge is no value's proof (``stats.edges_assumed``): the call's receiver was given by a seed
@@ -55,6 +56,7 @@ class Seeds(Attrs):
         self.assumed_edges: dict[tuple[int, int], str] = {}
         for uid in range(len(self.scopes)):
             self.note_params(uid)
+        init_subclass_calls(self)  # class statements calling their bases' hook (typing_only.py)
 
     def note_params(self, uid: int) -> None:
         """The parameters of scope ``uid`` (a method's copy's too: clones.py) a caller would fill."""

@@ -39,6 +39,7 @@ from tracer.callgraph.named import Named
 from tracer.callgraph.protocols import AITER, ITER
 from tracer.callgraph.registry import RegistryRule
 from tracer.callgraph.seeds import Seeds
+from tracer.callgraph.typing_only import item_value
 from tracer.callgraph.valuesets import MAX_KEYS, MAX_VALUES, ValueSets, VarMap
 
 BUILTIN_NAMES = frozenset(dir(builtins))
@@ -372,7 +373,7 @@ class Solver(Seeds, Clones, Named, ValueSets):
         elif op == "item":
             dst, obj, key = g(ins[1]), g(ins[2]), g(ins[3])
             # written in the source (a scope given): an instance's __getitem__ runs (the edge only)
-            self.on(obj, ("", Solver.item_value, key, dst, *((n(sbase + ins[4]), n(ins[5])) if len(ins) > 4 else ())))
+            self.on(obj, ("", item_value, key, dst, *((n(sbase + ins[4]), n(ins[5])) if len(ins) > 4 else ())))
         elif op == "setitem":
             obj, key, src = g(ins[1]), g(ins[2]), g(ins[3])
             if len(ins) > 4:  # written in the source (not a literal's slot): an instance's __setitem__ runs
@@ -445,15 +446,6 @@ class Solver(Seeds, Clones, Named, ValueSets):
 
     def write_key(self, k: Value, oid: Any, src: int) -> None:
         self.write(oid, k if k[0] in "kn" else None, src)  # "n": a name of dir() (members.py)
-
-    def item_value(self, v: Value, key: int, dst: int, caller: int = -1, line: int = 0) -> None:
-        if v[0] == "i" and caller >= 0 and "__getitem__" in self.dunders:
-            self.implicit_call(v, ("__getitem__",), -1, (), caller, line)
-        elif v[0] == "o":
-            w.read_slots(self, v[1], key, dst)
-            read_in_source(self, v, key, caller, line)  # in the source: a defaultdict's factory runs, a key hashed
-        elif v[0] == "G" and key >= 0:
-            self.each(key, lambda k: self.edge(self.export(v[1], k[2]), dst), "k")
 
     def decorate(self, dst: int, dec: int, fn: int, caller: int, line: int) -> None:
         site = self.site(dst, ((fn, False),), caller, line, "decorator")

@@ -1,0 +1,103 @@
+"""Code that exists for the type checker, and the class hooks of typing's machinery.
+
+* ``if TYPE_CHECKING:`` (``typing.TYPE_CHECKING``, ``not TYPE_CHECKING``) is False at run time:
+  its body never runs, so nothing in it calls or binds (a stub ``def`` there is no callee; the
+  ``else`` is what runs). Its imports are still what the annotations of the module mean: they are
+  compiled into variables only annotations read (:func:`annotation_expr`).
+* ``__init_subclass__`` and ``__class_getitem__`` are class methods without the decorator
+  (:func:`implicit_classmethod`). ``class Sub(Base)`` calls ``Base.__init_subclass__`` with
+  ``cls`` Sub, from the scope running the class statement (its module: :func:`init_subclass_calls`);
+  ``C[int]`` calls ``C.__class_getitem__`` (:func:`item_value`).
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Any
+
+from tracer.callgraph import watchers as w
+from tracer.callgraph.keys import read_in_source
+
+IMPLICIT_CLASSMETHODS = ("__init_subclass__", "__class_getitem__")
+Value = tuple[Any, ...]
+
+
+def type_checking(test: ast.expr) -> bool | None:
+    """True for ``TYPE_CHECKING``, False for ``not TYPE_CHECKING``, None for any other test."""
+    negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
+    node = test.operand if isinstance(test, ast.UnaryOp) and negated else test
+    named = isinstance(node, ast.Name) and node.id == "TYPE_CHECKING" or (
+        isinstance(node, ast.Attribute) and node.attr == "TYPE_CHECKING")
+    return (not negated) if named else None
+
+
+def typing_block(c: Any, scope: Any, node: ast.If) -> bool:
+    """``if TYPE_CHECKING:``: only the branch that runs is compiled; the other's imports bind
+    names for the annotations alone (the module's namespace and every other read never see them)."""
+    typed, runtime = (node.body, node.orelse) if type_checking(node.test) else (node.orelse, node.body)
+    start = dict(scope.env)
+    for stmt in typed:
+        if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            c.stmt(scope, stmt)
+    names = c.__dict__.setdefault("typing_names", {})
+    for name, versions in scope.env.items():
+        if start.get(name) != versions:
+            names.setdefault(name, set()).update(versions - start.get(name, frozenset()))
+    scope.env = start
+    return bool(c.block(scope, runtime))
+
+
+def annotation_expr(c: Any, scope: Any, node: ast.expr) -> int:
+    """The var of a name an annotation writes: what it means at run time, and its ``TYPE_CHECKING`` import."""
+    typed = c.__dict__.get("typing_names", {}).get(node.id) if isinstance(node, ast.Name) else None
+    var = c.expr(scope, node)
+    if not typed:
+        return int(var)
+    dst = c.var()
+    c.copy(dst, var)
+    for v in sorted(typed):
+        c.copy(dst, v)
+    return int(dst)
+
+
+def implicit_classmethod(c: Any, scope: Any, node: ast.FunctionDef | ast.AsyncFunctionDef) -> list[tuple[int, int]]:
+    """The ``classmethod`` decorator Python applies itself to these two hooks, innermost."""
+    if scope.kind != "class" or node.name not in IMPLICIT_CLASSMETHODS or any(
+            isinstance(d, ast.Name) and d.id == "classmethod" for d in node.decorator_list):
+        return []
+    return [(c.expr(scope, ast.Name("classmethod", ast.Load())), node.lineno)]
+
+
+def item_value(s: Any, v: Value, key: int, dst: int, caller: int = -1, line: int = 0) -> None:
+    """``obj[key]`` (moved from solve.py): an instance's ``__getitem__``, a container's slots, a
+    class's ``__class_getitem__`` (``C[int]``), ``globals()[name]``."""
+    if v[0] == "i" and caller >= 0 and "__getitem__" in s.dunders:
+        s.implicit_call(v, ("__getitem__",), -1, (), caller, line)
+    elif v[0] == "o":
+        w.read_slots(s, v[1], key, dst)
+        read_in_source(s, v, key, caller, line)  # in the source: a defaultdict's factory runs, a key hashed
+    elif v[0] == "G" and key >= 0:
+        s.each(key, lambda k: s.edge(s.export(v[1], k[2]), dst), "k")
+    elif v[0] == "c" and caller >= 0 and "__class_getitem__" in s.dunders:
+        site = s.site(dst, ((key, False),) if key >= 0 else (), caller, line, "implicit")
+        s.subscribe(v[1], "__class_getitem__", s.method_caller(site, v))
+
+
+def init_subclass_calls(s: Any) -> None:
+    """Each class with bases calls the ``__init_subclass__`` its MRO finds after it (the class's
+    own runs for its subclasses only), ``cls`` the class, from its module's body."""
+    if "__init_subclass__" not in s.dunders:
+        return
+    module_scope: dict[str, int] = {}
+    for uid, scope in enumerate(s.scopes):
+        if scope.kind == "module":
+            module_scope.setdefault(s.scope_module[uid], uid)
+    for cid, bases in enumerate(s.class_bases):
+        caller = module_scope.get(s.class_module[cid], -1)
+        if bases and caller >= 0:
+            site = s.site(-1, (), caller, 0, "implicit")
+            s.subscribe(cid, "__init_subclass__", s.method_caller(site, s.V("c", cid)), after=cid)
+
+
+__all__ = ["annotation_expr", "implicit_classmethod", "init_subclass_calls", "item_value", "type_checking",
+           "typing_block"]
