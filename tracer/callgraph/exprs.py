@@ -13,7 +13,7 @@ from tracer.callgraph.ir import Instr, Param, ScopeIR
 from tracer.callgraph.prefixes import prefix_narrowings
 from tracer.callgraph.protocols import OperatorCompiler
 from tracer.callgraph.scopes import Scope, analyse_scope
-from tracer.callgraph.typing_only import annotation_expr
+from tracer.callgraph.typing_only import annotation_expr, format_dunders
 
 
 @dataclass
@@ -341,6 +341,7 @@ class ExprCompiler(OperatorCompiler):
         if (isinstance(func, ast.Attribute) and func.attr == "format" and isinstance(func.value, ast.Constant)
                 and isinstance(func.value.value, str) and "{" in func.value.value):
             self.copy(dst, self.prefix(func.value.value[:func.value.value.index("{")]))  # "_do_{}".format(x)
+            format_dunders(self, scope, args, kwargs, node.lineno)  # each argument formatted (typing_only.py)
         return dst
 
     def call_kind(self, scope: Scope, func: ast.AST) -> tuple[str, str]:

@@ -44,6 +44,7 @@ class Seeds(Attrs):
         self.self_vars: dict[int, int] = {}  # a method's self var -> its class
         self.param_reads: dict[int, set[str]] = {}  # parameter -> the attribute names read on it
         self.self_fields: dict[int, set[str]] = {}  # class -> the names its methods set on self
+        self.init_fields: dict[int, set[str]] = {}  # class -> the names its __init__ sets on self
         self.params_seeded = False
         self.ducks_seeded = 0
         self.inherited_seeded = 0  # inherited.py
@@ -92,10 +93,12 @@ class Seeds(Attrs):
                     seen.add(dst)
                     todo.append(dst)
 
-    def note_setattr(self, obj: int, name: str) -> None:
+    def note_setattr(self, obj: int, name: str, caller: int = -1) -> None:
         cid = self.self_vars.get(obj)
         if cid is not None:
             self.self_fields.setdefault(cid, set()).add(name)
+            if caller >= 0 and self.scopes[caller].name.endswith(".__init__"):  # typing_only.getattr_unless_set
+                self.init_fields.setdefault(cid, set()).add(name)
 
     def seed_params(self) -> None:
         """A parameter nothing fills (its function is entered from outside the tree, or every caller

@@ -4,10 +4,14 @@
   its body never runs, so nothing in it calls or binds (a stub ``def`` there is no callee; the
   ``else`` is what runs). Its imports are still what the annotations of the module mean: they are
   compiled into variables only annotations read (:func:`annotation_expr`).
+* a class's ``__getattr__`` is not asked for a name its body or its ``__init__`` binds
+  (:func:`getattr_unless_set`): that read succeeds whatever its value.
 * ``__init_subclass__`` and ``__class_getitem__`` are class methods without the decorator
   (:func:`implicit_classmethod`). ``class Sub(Base)`` calls ``Base.__init_subclass__`` with
   ``cls`` Sub, from the scope running the class statement (its module: :func:`init_subclass_calls`);
   ``C[int]`` calls ``C.__class_getitem__`` (:func:`item_value`).
+* ``"{}".format(x)`` formats x as ``f"{x}"`` does: its ``__format__``, else ``__str__`` (a ``str``
+  subclass's own ``__str__`` included: ``str.__format__`` calls ``str(self)``) (:func:`format_dunders`).
 """
 
 from __future__ import annotations
@@ -83,6 +87,25 @@ def item_value(s: Any, v: Value, key: int, dst: int, caller: int = -1, line: int
         s.subscribe(v[1], "__class_getitem__", s.method_caller(site, v))
 
 
+def getattr_unless_set(s: Any, inst: Value, site: Any, name: str) -> None:
+    """``inst.name`` found nothing: the class's ``__getattr__`` runs (attrs.instance_getattr), unless
+    a class of the MRO binds the name in its body or its ``__init__`` sets it on self: then normal
+    lookup succeeds and only the value is unknown (an argument from outside, an external call's)."""
+    for k in s.mro(inst[1]):
+        if name in s.class_attrs[k] or name in s.init_fields.get(k, ()):
+            return
+    s.instance_getattr(inst, site)
+
+
+def format_dunders(c: Any, scope: Any, args: tuple[tuple[int, bool], ...], kwargs: tuple[tuple[str | None, int], ...],
+                   line: int) -> None:
+    """``"{}: {}".format(a, b)``: each argument formatted as an f-string's field is (``__format__``,
+    whose ``object`` default is ``__str__``; a ``str`` subclass's too)."""
+    for var in (*(v for v, starred in args if not starred), *(v for k, v in kwargs if k is not None)):
+        if var >= 0:
+            c.emit("dunder", -1, var, ("__format__", "__str__", "__repr__"), (), scope.edge, line)
+
+
 def init_subclass_calls(s: Any) -> None:
     """Each class with bases calls the ``__init_subclass__`` its MRO finds after it (the class's
     own runs for its subclasses only), ``cls`` the class, from its module's body."""
@@ -99,5 +122,5 @@ def init_subclass_calls(s: Any) -> None:
             s.subscribe(cid, "__init_subclass__", s.method_caller(site, s.V("c", cid)), after=cid)
 
 
-__all__ = ["annotation_expr", "implicit_classmethod", "init_subclass_calls", "item_value", "type_checking",
+__all__ = ["annotation_expr", "format_dunders", "getattr_unless_set", "implicit_classmethod", "init_subclass_calls", "item_value", "type_checking",
            "typing_block"]
