@@ -17,11 +17,11 @@ from tracer.callgraph.heap import CONTAINER_METHODS, Value
 from tracer.callgraph.members import SYS_MODULES, dunder_dict, sys_modules
 from tracer.callgraph.prefixes import func_attr_set
 from tracer.callgraph.protocols import STR_CASES, STR_SPLITS
-from tracer.callgraph.typing_only import getattr_unless_set
 from tracer.callgraph.regex import pattern_attr
 from tracer.callgraph.stored import KEPT_EXTERNAL, external_read, external_write
 from tracer.callgraph.textio import CALLS as TEXTIO_CALLS
 from tracer.callgraph.textio import textio_attr
+from tracer.callgraph.typing_only import getattr_unless_set
 
 
 class Attrs(Calls):

@@ -34,7 +34,7 @@ from tracer.callgraph.generators import resume_consumed, slice_value
 from tracer.callgraph.guards import caught, isa_instr
 from tracer.callgraph.heap import UNK, Value
 from tracer.callgraph.ir import ModuleIR, ScopeIR
-from tracer.callgraph.keys import contained, read_in_source, written_item
+from tracer.callgraph.keys import contained, written_item
 from tracer.callgraph.named import Named
 from tracer.callgraph.protocols import AITER, ITER
 from tracer.callgraph.registry import RegistryRule
