@@ -285,3 +285,42 @@ def test_a_str_subclass_str_is_what_str_fstrings_and_format_call(tmp_path):
             ("main.formatted2", "main.S.__str__")} <= found
     assert ("main.formatted2", "main.S.__repr__") not in found
     assert not {e for e in found if e[0] == "main.constant"}
+
+
+def test_percent_formatting_calls_str_and_repr_at_their_places(tmp_path):
+    found = edges_of(tmp_path, '''
+        class A:
+            def __str__(self):
+                return "a"
+
+            def __repr__(self):
+                return "ra"
+
+
+        class B:
+            def __str__(self):
+                return "b"
+
+            def __repr__(self):
+                return "rb"
+
+
+        def one():
+            return "%s" % A()
+
+
+        def pair():
+            return "%d %r" % (1, B())
+
+
+        def pair2():
+            return "%s and %s" % (A(), 2)
+
+
+        one()
+        pair()
+        pair2()
+    ''')
+    assert {("main.one", "main.A.__str__"), ("main.pair", "main.B.__repr__"), ("main.pair2", "main.A.__str__")} <= found
+    for wrong in [("main.one", "main.A.__repr__"), ("main.pair", "main.B.__str__"), ("main.pair2", "main.A.__repr__")]:
+        assert wrong not in found, wrong

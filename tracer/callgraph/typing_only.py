@@ -11,17 +11,17 @@
   ``cls`` Sub, from the scope running the class statement (its module: :func:`init_subclass_calls`);
   ``C[int]`` calls ``C.__class_getitem__`` (:func:`item_value`).
 * ``"{}".format(x)`` formats x as ``f"{x}"`` does: its ``__format__``, else ``__str__`` (a ``str``
-  subclass's own ``__str__`` included: ``str.__format__`` calls ``str(self)``) (:func:`format_dunders`).
+  subclass's own ``__str__`` included: ``str.__format__`` calls ``str(self)``) (:func:`format_dunders`);
+  ``"%s" % x`` calls ``str(x)``, ``%r`` ``repr`` (:func:`percent_dunders`).
 """
 
 from __future__ import annotations
 
 import ast
+import re
 from typing import Any
 
-from tracer.callgraph import watchers as w
-from tracer.callgraph.keys import read_in_source
-
+PERCENT = re.compile(r"%(?:\([^)]*\))?[-#0 +]*(?:\*|\d+)?(?:\.(?:\*|\d+))?[hlL]?([diouxXeEfFgGcrsa%])")
 IMPLICIT_CLASSMETHODS = ("__init_subclass__", "__class_getitem__")
 Value = tuple[Any, ...]
 
@@ -75,6 +75,8 @@ def implicit_classmethod(c: Any, scope: Any, node: ast.FunctionDef | ast.AsyncFu
 def item_value(s: Any, v: Value, key: int, dst: int, caller: int = -1, line: int = 0) -> None:
     """``obj[key]`` (moved from solve.py): an instance's ``__getitem__``, a container's slots, a
     class's ``__class_getitem__`` (``C[int]``), ``globals()[name]``."""
+    from tracer.callgraph import watchers as w  # here: protocols.py (under heap.py) imports this module
+    from tracer.callgraph.keys import read_in_source
     if v[0] == "i" and caller >= 0 and "__getitem__" in s.dunders:
         s.implicit_call(v, ("__getitem__",), -1, (), caller, line)
     elif v[0] == "o":
@@ -106,6 +108,25 @@ def format_dunders(c: Any, scope: Any, args: tuple[tuple[int, bool], ...], kwarg
             c.emit("dunder", -1, var, ("__format__", "__str__", "__repr__"), (), scope.edge, line)
 
 
+def percent_dunders(c: Any, scope: Any, node: ast.BinOp, right: int) -> None:
+    """``"%s: %r" % (a, b)``: a's ``__str__``, b's ``__repr__`` (a tuple written there: each element
+    at its place; one value: the only conversion; ``%(name)s`` mappings are not followed)."""
+    text = node.left.value if isinstance(node.left, ast.Constant) and isinstance(node.left.value, str) else ""
+    convs = [k for k in PERCENT.findall(text) if k != "%"]
+    if right < 0 or "%(" in text:
+        return
+    if isinstance(node.right, ast.Tuple):
+        places = [(i, k) for i, k in enumerate(convs) if k in "sra" and i < len(node.right.elts)]
+    else:
+        places = [(-1, convs[0])] if len(convs) == 1 and convs[0] in "sra" else []
+    for i, k in places:
+        var = right
+        if i >= 0:
+            var = c.var()
+            c.emit("unpack", var, right, i)
+        c.emit("dunder", -1, var, ("__str__", "__repr__") if k == "s" else ("__repr__",), (), scope.edge, node.lineno)
+
+
 def init_subclass_calls(s: Any) -> None:
     """Each class with bases calls the ``__init_subclass__`` its MRO finds after it (the class's
     own runs for its subclasses only), ``cls`` the class, from its module's body."""
@@ -122,5 +143,5 @@ def init_subclass_calls(s: Any) -> None:
             s.subscribe(cid, "__init_subclass__", s.method_caller(site, s.V("c", cid)), after=cid)
 
 
-__all__ = ["annotation_expr", "format_dunders", "getattr_unless_set", "implicit_classmethod", "init_subclass_calls", "item_value", "type_checking",
+__all__ = ["annotation_expr", "format_dunders", "getattr_unless_set", "percent_dunders", "implicit_classmethod", "init_subclass_calls", "item_value", "type_checking",
            "typing_block"]
