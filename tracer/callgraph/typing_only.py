@@ -21,6 +21,9 @@ import ast
 import re
 from typing import Any
 
+from tracer.callgraph import watchers as w
+from tracer.callgraph.keys import read_in_source
+
 PERCENT = re.compile(r"%(?:\([^)]*\))?[-#0 +]*(?:\*|\d+)?(?:\.(?:\*|\d+))?[hlL]?([diouxXeEfFgGcrsa%])")
 IMPLICIT_CLASSMETHODS = ("__init_subclass__", "__class_getitem__")
 Value = tuple[Any, ...]
@@ -75,8 +78,6 @@ def implicit_classmethod(c: Any, scope: Any, node: ast.FunctionDef | ast.AsyncFu
 def item_value(s: Any, v: Value, key: int, dst: int, caller: int = -1, line: int = 0) -> None:
     """``obj[key]`` (moved from solve.py): an instance's ``__getitem__``, a container's slots, a
     class's ``__class_getitem__`` (``C[int]``), ``globals()[name]``."""
-    from tracer.callgraph import watchers as w  # here: protocols.py (under heap.py) imports this module
-    from tracer.callgraph.keys import read_in_source
     if v[0] == "i" and caller >= 0 and "__getitem__" in s.dunders:
         s.implicit_call(v, ("__getitem__",), -1, (), caller, line)
     elif v[0] == "o":
