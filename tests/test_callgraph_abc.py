@@ -324,3 +324,16 @@ def test_percent_formatting_calls_str_and_repr_at_their_places(tmp_path):
     assert {("main.one", "main.A.__str__"), ("main.pair", "main.B.__repr__"), ("main.pair2", "main.A.__str__")} <= found
     for wrong in [("main.one", "main.A.__repr__"), ("main.pair", "main.B.__str__"), ("main.pair2", "main.A.__repr__")]:
         assert wrong not in found, wrong
+
+
+def test_an_abc_annotation_defers_to_what_the_callers_pass(tmp_path):
+    found = edges_of(tmp_path, ABC_PROGRAM + '''
+    def passed(s: Storage):
+        s.read()
+
+
+    passed(Mem())
+''')
+    assert ("main.passed", "main.Mem.read") in found
+    assert ("main.passed", "main.Disk.read") not in found  # no caller passes a Disk
+    assert ("main.use", "main.Disk.read") in found  # no caller at all: every concrete subclass
