@@ -337,3 +337,27 @@ def test_an_abc_annotation_defers_to_what_the_callers_pass(tmp_path):
     assert ("main.passed", "main.Mem.read") in found
     assert ("main.passed", "main.Disk.read") not in found  # no caller passes a Disk
     assert ("main.use", "main.Disk.read") in found  # no caller at all: every concrete subclass
+
+
+def test_an_abc_of_many_concrete_subclasses_annotates_as_before(tmp_path):
+    subclasses = "".join(f"\n\nclass C{i}(Base):\n    def read(self):\n        return {i}\n" for i in range(9))
+    found = edges_of(tmp_path, '''
+from abc import ABC, abstractmethod
+
+
+class Base(ABC):
+    @abstractmethod
+    def read(self):
+        ...
+
+    def name(self):
+        return "base"
+''' + subclasses + '''
+
+def use(b: Base):
+    b.read()
+    b.name()
+''')
+    # nine concrete subclasses (MAX_STAND_INS 8): the abstract class's own instance, as before the rule
+    assert {("main.use", "main.Base.read"), ("main.use", "main.Base.name")} <= found
+    assert not {e for e in found if e[0] == "main.use" and e[1].startswith("main.C")}
