@@ -361,3 +361,38 @@ def use(b: Base):
     # nine concrete subclasses (MAX_STAND_INS 8): the abstract class's own instance, as before the rule
     assert {("main.use", "main.Base.read"), ("main.use", "main.Base.name")} <= found
     assert not {e for e in found if e[0] == "main.use" and e[1].startswith("main.C")}
+
+
+def test_a_builtin_base_str_is_what_runs_when_the_tree_defines_only_repr(tmp_path):
+    found = edges_of(tmp_path, '''
+        class Token(str):
+            def __repr__(self):
+                return "Token()"
+
+
+        class Oops(Exception):
+            def __repr__(self):
+                return "Oops()"
+
+
+        class Node:
+            def __repr__(self):
+                return "Node()"
+
+
+        def show():
+            t, e, n = Token("a"), Oops(), Node()
+            return "%s %s" % (t, e), str(t), f"{e}", str(n)
+
+
+        def rep():
+            return repr(Token("b"))
+
+
+        show()
+        rep()
+    ''')
+    assert {("main.show", "main.Node.__repr__"), ("main.rep", "main.Token.__repr__")} <= found
+    # str.__str__ and BaseException.__str__ run, not the tree's __repr__
+    assert ("main.show", "main.Token.__repr__") not in found
+    assert ("main.show", "main.Oops.__repr__") not in found

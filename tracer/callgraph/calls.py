@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any, NamedTuple
 
-from tracer.callgraph import keys, members, stored
+from tracer.callgraph import keys, members, stored, typing_only
 from tracer.callgraph.abstract import unmade
 from tracer.callgraph.generators import iter_builtin, resumed, spread_by_position
 from tracer.callgraph.heap import ALL, NAMED, UNK, Value
@@ -373,7 +373,7 @@ class Calls(Narrow):
                                  site.caller, site.line, "implicit")
             for var, starred in (site.args if name == "print" else site.args[:1]):
                 if not starred:
-                    self.on(var, ("i", Calls.dunder_value, ARG_DUNDERS[name], implicit))
+                    self.on(var, ("i", typing_only.dunder_value, ARG_DUNDERS[name], implicit))
         elif name == "dict":
             oid = ("call", site.id)
             obj = self.new_obj(oid, "dict")

@@ -28,7 +28,7 @@ from typing import Any
 
 from tracer.callgraph import watchers as w
 from tracer.callgraph.attrs import Attrs
-from tracer.callgraph.calls import DECORATOR_BUILTINS, PROGRAM_CALLABLE, Calls, Site
+from tracer.callgraph.calls import DECORATOR_BUILTINS, PROGRAM_CALLABLE, Site
 from tracer.callgraph.clones import IDENTITY, Clones
 from tracer.callgraph.generators import resume_consumed, slice_value
 from tracer.callgraph.guards import caught, isa_instr
@@ -39,7 +39,7 @@ from tracer.callgraph.named import Named
 from tracer.callgraph.protocols import AITER, ITER
 from tracer.callgraph.registry import RegistryRule
 from tracer.callgraph.seeds import Seeds
-from tracer.callgraph.typing_only import item_value
+from tracer.callgraph.typing_only import implicit_call, item_value
 from tracer.callgraph.valuesets import MAX_KEYS, MAX_VALUES, ValueSets, VarMap
 
 BUILTIN_NAMES = frozenset(dir(builtins))
@@ -408,7 +408,7 @@ class Solver(Seeds, Clones, Named, ValueSets):
             contained(self, ins, g, n(sbase + ins[5]), n(ins[6]))  # `k in d`: a dict or a set hashes k (keys.py)
             names = tuple(x for x in ins[3] if x in self.dunders)  # what no class defines is never found
             if names:
-                self.on(g(ins[2]), ("i", Calls.implicit_call, names, g(ins[1]), tuple(g(a) for a in ins[4]),
+                self.on(g(ins[2]), ("i", implicit_call, ins[3], g(ins[1]), tuple(g(a) for a in ins[4]),  # all: typing_only
                                     n(sbase + ins[5]), n(ins[6])))
         elif op == "unpack":
             index_key = self.V("k", "int", ins[3]) if ins[3] >= 0 else None

@@ -12,7 +12,9 @@
   ``C[int]`` calls ``C.__class_getitem__`` (:func:`item_value`).
 * ``"{}".format(x)`` formats x as ``f"{x}"`` does: its ``__format__``, else ``__str__`` (a ``str``
   subclass's own ``__str__`` included: ``str.__format__`` calls ``str(self)``) (:func:`format_dunders`);
-  ``"%s" % x`` calls ``str(x)``, ``%r`` ``repr`` (:func:`percent_dunders`).
+  ``"%s" % x`` calls ``str(x)``, ``%r`` ``repr`` (:func:`percent_dunders`); where a builtin base
+  (``str``, ``int``, an exception, an enum) gives the ``__str__``, the tree's ``__repr__`` is no
+  fallback of any of them (:func:`dunder_value`).
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ from tracer.callgraph import watchers as w
 from tracer.callgraph.keys import read_in_source
 
 PERCENT = re.compile(r"%(?:\([^)]*\))?[-#0 +]*(?:\*|\d+)?(?:\.(?:\*|\d+))?[hlL]?([diouxXeEfFgGcrsa%])")
+BUILTIN_STR = {"str", "int", "float", "complex", "bool", "bytes", "BaseException"}
+ENUMS = {"Enum", "IntEnum", "StrEnum", "Flag", "IntFlag"}
 IMPLICIT_CLASSMETHODS = ("__init_subclass__", "__class_getitem__")
 Value = tuple[Any, ...]
 
@@ -128,6 +132,43 @@ def percent_dunders(c: Any, scope: Any, node: ast.BinOp, right: int) -> None:
         c.emit("dunder", -1, var, ("__str__", "__repr__") if k == "s" else ("__repr__",), (), scope.edge, node.lineno)
 
 
+def builtin_str(s: Any, cid: int) -> bool:
+    """Whether a base outside the tree gives class ``cid`` its ``__str__``/``__format__`` (``str``,
+    ``int``, an exception, an enum): then ``str(x)`` runs that, not the tree's ``__repr__``."""
+    for k in s.mro(cid):
+        for var in s.class_bases[k]:
+            for b in tuple(s.pts.get(var, ())):
+                name = b[1] if b[0] in "Bx" and isinstance(b[1], str) else ""
+                tail = name.rsplit(".", 1)[-1]
+                if b[0] == "B" and (name in BUILTIN_STR or tail.endswith(("Error", "Exception", "Warning"))) or (
+                        b[0] == "x" and tail in ENUMS):
+                    return True
+    return False
+
+
+def implicit_call(s: Any, v: Value, names: tuple[str, ...], dst: int, args: tuple[int, ...], caller: int,
+                  line: int) -> None:
+    """calls.implicit_call of the ``names`` some class defines (all are given: the ``__str__`` no class
+    defines still says a ``__repr__`` is its fallback), less a fallback that is none (:func:`dunder_value`)."""
+    if not str_builtin(s, v, names):
+        s.implicit_call(v, tuple(n for n in names if n in s.dunders), dst, args, caller, line)
+
+
+def dunder_value(s: Any, v: Value, names: tuple[str, ...], site: Any) -> None:
+    """calls.dunder_value, but ``str(x)``, ``"%s" % x``, ``f"{x}"`` of an instance whose ``__str__``
+    (``__format__``) the tree does not define and a builtin base does (``class Token(str)``) runs
+    the builtin's: the tree's ``__repr__`` is no fallback there."""
+    if not str_builtin(s, v, names):
+        s.dunder_value(v, names, site)
+
+
+def str_builtin(s: Any, v: Value, names: tuple[str, ...]) -> bool:
+    if names[-1] != "__repr__" or names[0] not in ("__str__", "__format__") or "__str__" not in names:
+        return False
+    cid = v[1]
+    return all(s.lookup(cid, n) is None for n in names[:-1]) and builtin_str(s, cid)
+
+
 def init_subclass_calls(s: Any) -> None:
     """Each class with bases calls the ``__init_subclass__`` its MRO finds after it (the class's
     own runs for its subclasses only), ``cls`` the class, from its module's body."""
@@ -144,5 +185,5 @@ def init_subclass_calls(s: Any) -> None:
             s.subscribe(cid, "__init_subclass__", s.method_caller(site, s.V("c", cid)), after=cid)
 
 
-__all__ = ["annotation_expr", "format_dunders", "getattr_unless_set", "percent_dunders", "implicit_classmethod", "init_subclass_calls", "item_value", "type_checking",
+__all__ = ["annotation_expr", "builtin_str", "dunder_value", "implicit_call", "format_dunders", "getattr_unless_set", "percent_dunders", "implicit_classmethod", "init_subclass_calls", "item_value", "type_checking",
            "typing_block"]
