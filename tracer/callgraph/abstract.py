@@ -120,8 +120,12 @@ def concrete_subclasses(s: Any, cid: int) -> list[int]:
 
 
 def stand_ins(s: Any, cid: int) -> list[int]:
-    """The classes whose instances stand for one of ``cid``: itself, or its concrete subclasses."""
-    return concrete_subclasses(s, cid) if never_made(s, cid) else [cid]
+    """The classes whose instances stand for one of ``cid``: itself, or its concrete subclasses (at
+    most MAX_STAND_INS: more, itself as before; each is a copy of every method of it, clones.py)."""
+    if not never_made(s, cid):
+        return [cid]
+    found = concrete_subclasses(s, cid)
+    return found if len(found) <= MAX_STAND_INS else [cid]
 
 
 def stand_in(s: Any, cid: int, dst: int) -> None:
