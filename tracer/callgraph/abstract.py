@@ -15,13 +15,18 @@ holding their names as string constants, ``<protocol>`` for a protocol). The sol
 
 The MRO is the one known so far: a subclass constructed before its abstract base resolves is
 made (as before); what the class declares itself is known from the start (constants).
+
+Kept here too, for want of a module that protocols.py may import without a cycle: ``"%s" % x``
+calls ``str(x)``, ``%r`` ``repr(x)`` (:func:`percent_dunders`, the compiler's).
 """
 
 from __future__ import annotations
 
 import ast
+import re
 from typing import Any
 
+PERCENT = re.compile(r"%(?:\([^)]*\))?[-#0 +]*(?:\*|\d+)?(?:\.(?:\*|\d+))?[hlL]?([diouxXeEfFgGcrsa%])")  # a %-conversion
 ABSTRACT = "__abstractmethods__"
 PROTOCOL = "<protocol>"  # no method name can be it
 MAX_STAND_INS = 8  # concrete subclasses an annotation of an abstract class stands for
@@ -145,4 +150,24 @@ def stand_in(s: Any, cid: int, dst: int) -> None:
     s.deferred.append((False, lambda: True, fallback))
 
 
-__all__ = ["ABSTRACT", "abstract_attr", "concrete_subclasses", "never_made", "stand_in", "stand_ins", "unmade"]
+# kept here, not in typing_only.py (whose imports reach protocols.py, which calls it at compile time)
+def percent_dunders(c: Any, scope: Any, node: ast.BinOp, right: int) -> None:
+    """``"%s: %r" % (a, b)``: a's ``__str__``, b's ``__repr__`` (a tuple written there: each element
+    at its place; one value: the only conversion; ``%(name)s`` mappings are not followed)."""
+    text = node.left.value if isinstance(node.left, ast.Constant) and isinstance(node.left.value, str) else ""
+    convs = [k for k in PERCENT.findall(text) if k != "%"]
+    if right < 0 or "%(" in text:
+        return
+    if isinstance(node.right, ast.Tuple):
+        places = [(i, k) for i, k in enumerate(convs) if k in "sra" and i < len(node.right.elts)]
+    else:
+        places = [(-1, convs[0])] if len(convs) == 1 and convs[0] in "sra" else []
+    for i, k in places:
+        var = right
+        if i >= 0:
+            var = c.var()
+            c.emit("unpack", var, right, i)
+        c.emit("dunder", -1, var, ("__str__", "__repr__") if k == "s" else ("__repr__",), (), scope.edge, node.lineno)
+
+
+__all__ = ["ABSTRACT", "abstract_attr", "concrete_subclasses", "never_made", "percent_dunders", "stand_in", "stand_ins", "unmade"]

@@ -12,7 +12,7 @@
   ``C[int]`` calls ``C.__class_getitem__`` (:func:`item_value`).
 * ``"{}".format(x)`` formats x as ``f"{x}"`` does: its ``__format__``, else ``__str__`` (a ``str``
   subclass's own ``__str__`` included: ``str.__format__`` calls ``str(self)``) (:func:`format_dunders`);
-  ``"%s" % x`` calls ``str(x)``, ``%r`` ``repr`` (:func:`percent_dunders`); where a builtin base
+  ``"%s" % x`` calls ``str(x)``, ``%r`` ``repr`` (abstract.percent_dunders); where a builtin base
   (``str``, ``int``, an exception, an enum) gives the ``__str__``, the tree's ``__repr__`` is no
   fallback of any of them (:func:`dunder_value`).
 """
@@ -20,13 +20,11 @@
 from __future__ import annotations
 
 import ast
-import re
 from typing import Any
 
 from tracer.callgraph import watchers as w
 from tracer.callgraph.keys import read_in_source
 
-PERCENT = re.compile(r"%(?:\([^)]*\))?[-#0 +]*(?:\*|\d+)?(?:\.(?:\*|\d+))?[hlL]?([diouxXeEfFgGcrsa%])")
 BUILTIN_STR = {"str", "int", "float", "complex", "bool", "bytes", "BaseException"}
 ENUMS = {"Enum", "IntEnum", "StrEnum", "Flag", "IntFlag"}
 IMPLICIT_CLASSMETHODS = ("__init_subclass__", "__class_getitem__")
@@ -113,25 +111,6 @@ def format_dunders(c: Any, scope: Any, args: tuple[tuple[int, bool], ...], kwarg
             c.emit("dunder", -1, var, ("__format__", "__str__", "__repr__"), (), scope.edge, line)
 
 
-def percent_dunders(c: Any, scope: Any, node: ast.BinOp, right: int) -> None:
-    """``"%s: %r" % (a, b)``: a's ``__str__``, b's ``__repr__`` (a tuple written there: each element
-    at its place; one value: the only conversion; ``%(name)s`` mappings are not followed)."""
-    text = node.left.value if isinstance(node.left, ast.Constant) and isinstance(node.left.value, str) else ""
-    convs = [k for k in PERCENT.findall(text) if k != "%"]
-    if right < 0 or "%(" in text:
-        return
-    if isinstance(node.right, ast.Tuple):
-        places = [(i, k) for i, k in enumerate(convs) if k in "sra" and i < len(node.right.elts)]
-    else:
-        places = [(-1, convs[0])] if len(convs) == 1 and convs[0] in "sra" else []
-    for i, k in places:
-        var = right
-        if i >= 0:
-            var = c.var()
-            c.emit("unpack", var, right, i)
-        c.emit("dunder", -1, var, ("__str__", "__repr__") if k == "s" else ("__repr__",), (), scope.edge, node.lineno)
-
-
 def builtin_str(s: Any, cid: int) -> bool:
     """Whether a base outside the tree gives class ``cid`` its ``__str__``/``__format__`` (``str``,
     ``int``, an exception, an enum): then ``str(x)`` runs that, not the tree's ``__repr__``."""
@@ -185,5 +164,5 @@ def init_subclass_calls(s: Any) -> None:
             s.subscribe(cid, "__init_subclass__", s.method_caller(site, s.V("c", cid)), after=cid)
 
 
-__all__ = ["annotation_expr", "builtin_str", "dunder_value", "implicit_call", "format_dunders", "getattr_unless_set", "percent_dunders", "implicit_classmethod", "init_subclass_calls", "item_value", "type_checking",
+__all__ = ["annotation_expr", "builtin_str", "dunder_value", "implicit_call", "format_dunders", "getattr_unless_set", "implicit_classmethod", "init_subclass_calls", "item_value", "type_checking",
            "typing_block"]
