@@ -396,3 +396,29 @@ def test_a_builtin_base_str_is_what_runs_when_the_tree_defines_only_repr(tmp_pat
     # str.__str__ and BaseException.__str__ run, not the tree's __repr__
     assert ("main.show", "main.Token.__repr__") not in found
     assert ("main.show", "main.Oops.__repr__") not in found
+
+
+def test_a_class_of_a_base_that_never_resolves_is_still_made(tmp_path):
+    found = edges_of(tmp_path, '''
+        from abc import ABC, abstractmethod
+        from nowhere_at_all import factory
+
+
+        class Base(ABC):
+            @abstractmethod
+            def read(self):
+                ...
+
+
+        class Odd(factory()):
+            def run(self):
+                pass
+
+
+        def make():
+            Odd().run()
+
+
+        make()
+    ''')
+    assert ("main.make", "main.Odd.run") in found
