@@ -22,6 +22,7 @@ from tracer.callgraph.regex import pattern_attr
 from tracer.callgraph.stored import KEPT_EXTERNAL, external_read, external_write
 from tracer.callgraph.textio import CALLS as TEXTIO_CALLS
 from tracer.callgraph.textio import textio_attr
+from tracer.callgraph.typing_only import getattr_unless_set
 
 
 class Attrs(Calls):
@@ -114,7 +115,7 @@ class Attrs(Calls):
             # (the name is not passed: a hook setting what it is asked for would make the read
             # found, after the edge was drawn)
             site = self.site(var, (), caller, 0, "implicit")
-            self.when_empty(var, (Attrs.instance_getattr, v, site), late=True)
+            self.when_empty(var, (getattr_unless_set, v, site, name), late=True)  # typing_only.py
         return var
 
     def readers_of(self, shared: int) -> Any:
@@ -200,9 +201,9 @@ class Attrs(Calls):
 
     def setattr_instr(self, obj: int, name: str, src: int, caller: int, line: int) -> None:
         self.on(obj, ("", Attrs.setattr_value, name, src, caller, line))
-        self.note_setattr(obj, name)
+        self.note_setattr(obj, name, caller)
 
-    def note_setattr(self, obj: int, name: str) -> None: ...
+    def note_setattr(self, obj: int, name: str, caller: int = -1) -> None: ...
 
     def setter_found(self, owner: int, var: int, src: int, caller: int, line: int, v: Value) -> None:
         """The class attribute a write to an instance finds: a property's setter runs."""

@@ -8,7 +8,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any, NamedTuple
 
-from tracer.callgraph import citers, dictlike, keys, members, stored
+from tracer.callgraph import citers, dictlike, keys, members, stored, typing_only
+from tracer.callgraph.abstract import unmade
 from tracer.callgraph.generators import iter_builtin, resumed, spread_by_position
 from tracer.callgraph.heap import ALL, NAMED, UNK, Value
 from tracer.callgraph.hooks import setattr_unknown
@@ -161,6 +162,8 @@ class Calls(Narrow):
         return call
 
     def construct(self, site: Site, cid: int) -> None:
+        if unmade(self, site, cid):  # an ABC with abstract members left, a Protocol: TypeError (abstract.py)
+            return
         inst = instance_value(self, site, cid)  # ("i", cid), or an object of its allocation site (objects.py)
         self.instantiated.add(cid)
         if site.dst >= 0:
@@ -365,7 +368,7 @@ class Calls(Narrow):
                                  site.caller, site.line, "implicit")
             for var, starred in (site.args if name == "print" else site.args[:1]):
                 if not starred:
-                    self.on(var, ("i", Calls.dunder_value, ARG_DUNDERS[name], implicit))
+                    self.on(var, ("i", typing_only.dunder_value, ARG_DUNDERS[name], implicit))
         elif name == "dict":
             oid = ("call", site.id)
             obj = self.new_obj(oid, "dict")

@@ -8,6 +8,7 @@ import ast
 import dataclasses
 from typing import Any
 
+from tracer.callgraph.abstract import abstract_attr
 from tracer.callgraph.exprs import ExprCompiler, Shape, const_key
 from tracer.callgraph.guards import narrowings
 from tracer.callgraph.ir import ClassIR, ModuleIR, ScopeIR
@@ -15,6 +16,7 @@ from tracer.callgraph.prefixes import prefix_narrowings
 from tracer.callgraph.protocols import BINOPS
 from tracer.callgraph.scopes import Scope, assigned_names
 from tracer.callgraph.typetests import type_narrowings
+from tracer.callgraph.typing_only import IMPLICIT_CLASSMETHODS, implicit_classmethod, type_checking, typing_block
 from tracer.index.source import resolve_relative
 
 MUTATORS = {"append", "update", "extend"}
@@ -101,6 +103,8 @@ class Compiler(ExprCompiler):
             self.returns(scope, node)
             return False
         elif isinstance(node, ast.If):
+            if type_checking(node.test) is not None:  # never run: typing_only.py
+                return typing_block(self, scope, node)
             self.expr(scope, node.test)
             return self.branches(scope, [node.body, node.orelse],
                                  narrowed=narrowings(self, scope, node.test) + prefix_narrowings(self, scope, node.test)
@@ -414,7 +418,7 @@ class Compiler(ExprCompiler):
         return value
 
     def function(self, scope: Scope, node: ast.FunctionDef | ast.AsyncFunctionDef) -> int:
-        decs = self.decorators(scope, node.decorator_list)
+        decs = self.decorators(scope, node.decorator_list) + implicit_classmethod(self, scope, node)
         qual = scope.child_qual(node.name)
         start = (len(self.instrs), self.nvars, len(self.scope_irs))
         inner = self.new_scope("function", qual, scope, node.body, node.lineno)
@@ -422,7 +426,8 @@ class Compiler(ExprCompiler):
         if scope.kind == "class":
             names = {d.id if isinstance(d, ast.Name) else d.attr if isinstance(d, ast.Attribute) else ""
                      for d in node.decorator_list}
-            method = "static" if "staticmethod" in names else "class" if "classmethod" in names else "instance"
+            method = "static" if "staticmethod" in names else "class" if "classmethod" in names or (
+                node.name in IMPLICIT_CLASSMETHODS) else "instance"
             inner.owner = scope.owner
         params = self.params(inner, node.args, scope)
         if method in ("instance", "class") and params and params[0].kind in ("pos", "posonly"):
@@ -452,7 +457,7 @@ class Compiler(ExprCompiler):
         analyse_scope(body, node.body)
         body.owner = index
         self.block(body, node.body)
-        attrs = tuple((name, self.phi(versions)) for name, versions in sorted(body.env.items()))
+        attrs = tuple(sorted((*((name, self.phi(versions)) for name, versions in body.env.items()), *abstract_attr(self, node))))
         self.classes[index] = ClassIR(f"{self.module}.{body.qual}", node.lineno, bases, attrs)
         dst = self.var()
         self.emit("class", dst, index)

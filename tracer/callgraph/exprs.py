@@ -13,6 +13,7 @@ from tracer.callgraph.ir import Instr, Param, ScopeIR
 from tracer.callgraph.prefixes import prefix_narrowings
 from tracer.callgraph.protocols import OperatorCompiler
 from tracer.callgraph.scopes import Scope, analyse_scope
+from tracer.callgraph.typing_only import annotation_expr, format_dunders
 
 
 @dataclass
@@ -340,6 +341,7 @@ class ExprCompiler(OperatorCompiler):
         if (isinstance(func, ast.Attribute) and func.attr == "format" and isinstance(func.value, ast.Constant)
                 and isinstance(func.value.value, str) and "{" in func.value.value):
             self.copy(dst, self.prefix(func.value.value[:func.value.value.index("{")]))  # "_do_{}".format(x)
+            format_dunders(self, scope, args, kwargs, node.lineno)  # each argument formatted (typing_only.py)
         return dst
 
     def call_kind(self, scope: Scope, func: ast.AST) -> tuple[str, str]:
@@ -457,7 +459,7 @@ class ExprCompiler(OperatorCompiler):
                 names.append(cur)
             elif not (isinstance(cur, ast.Constant) and cur.value is None):
                 plain = False
-        out = [cls for cls in (self.expr(scope, name) for name in names) if cls >= 0]
+        out = [cls for cls in (annotation_expr(self, scope, name) for name in names) if cls >= 0]  # typing_only.py
         self.annotation_names = tuple(n.id if isinstance(n, ast.Name) else getattr(n, "attr", "") for n in names)
         return out, plain and bool(out) and len(out) == len(names)
 

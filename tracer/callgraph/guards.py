@@ -15,6 +15,7 @@ from __future__ import annotations
 import ast
 from typing import Any
 
+from tracer.callgraph.abstract import never_made, stand_in
 from tracer.callgraph.raised import handler_of
 
 Value = tuple[Any, ...]
@@ -103,8 +104,8 @@ class _Caught:
 
 
 def caught_instance(s: Any, v: Value, dst: int) -> None:
-    """``except E as e``: e is an instance of each class E holds."""
-    s.add(dst, (s.V("i", v[1]),))
+    """``except E as e``: e is an instance of each class E holds (an abstract one: its concrete subclasses)."""
+    s.add(dst, (s.V("i", v[1]),)) if not never_made(s, v[1]) else stand_in(s, v[1], dst)
 
 
 def caught_elements(s: Any, v: Value, src: int) -> None:

@@ -7,6 +7,7 @@ import ast
 import re
 from typing import Any
 
+from tracer.callgraph.abstract import percent_dunders
 from tracer.callgraph.scopes import Scope
 
 # an operator calls its left operand's method (the reflected one is not followed: it runs only
@@ -72,6 +73,7 @@ class OperatorCompiler:
             dst = -1
             if (isinstance(node.op, ast.Mod) and isinstance(node.left, ast.Constant)
                     and isinstance(node.left.value, str) and "%" in node.left.value):
+                percent_dunders(self, scope, node, right)  # "%s" % x: str(x) (abstract.py)
                 return self.prefix(node.left.value[:node.left.value.index("%")])
             if isinstance(node.op, ast.Add) and left >= 0 and right >= 0:
                 dst = self.var()

@@ -9,10 +9,12 @@ from collections.abc import Iterable
 from fnmatch import fnmatchcase
 from typing import Any
 
+from tracer.callgraph.abstract import never_made, stand_ins
 from tracer.callgraph.attrs import Attrs
 from tracer.callgraph.heap import Value
 from tracer.callgraph.inherited import seed_inherited
 from tracer.callgraph.registry import RegistryRule
+from tracer.callgraph.typing_only import init_subclass_calls
 
 MAX_DUCKS = 3  # classes a parameter may be taken to be an instance of
 # why an edge is no value's proof (``stats.edges_assumed``): the call's receiver was given by a seed
@@ -42,6 +44,7 @@ class Seeds(Attrs):
         self.self_vars: dict[int, int] = {}  # a method's self var -> its class
         self.param_reads: dict[int, set[str]] = {}  # parameter -> the attribute names read on it
         self.self_fields: dict[int, set[str]] = {}  # class -> the names its methods set on self
+        self.init_fields: dict[int, set[str]] = {}  # class -> the names its __init__ sets on self
         self.params_seeded = False
         self.ducks_seeded = 0
         self.inherited_seeded = 0  # inherited.py
@@ -54,6 +57,7 @@ class Seeds(Attrs):
         self.assumed_edges: dict[tuple[int, int], str] = {}
         for uid in range(len(self.scopes)):
             self.note_params(uid)
+        init_subclass_calls(self)  # class statements calling their bases' hook (typing_only.py)
 
     def note_params(self, uid: int) -> None:
         """The parameters of scope ``uid`` (a method's copy's too: clones.py) a caller would fill."""
@@ -89,10 +93,12 @@ class Seeds(Attrs):
                     seen.add(dst)
                     todo.append(dst)
 
-    def note_setattr(self, obj: int, name: str) -> None:
+    def note_setattr(self, obj: int, name: str, caller: int = -1) -> None:
         cid = self.self_vars.get(obj)
         if cid is not None:
             self.self_fields.setdefault(cid, set()).add(name)
+            if caller >= 0 and self.scopes[caller].name.endswith(".__init__"):  # typing_only.getattr_unless_set
+                self.init_fields.setdefault(cid, set()).add(name)
 
     def seed_params(self) -> None:
         """A parameter nothing fills (its function is entered from outside the tree, or every caller
@@ -119,7 +125,7 @@ class Seeds(Attrs):
                 if not found:
                     break
             made = {c for c in found if c in self.instantiated}
-            chosen = sorted(made or found)
+            chosen = sorted(made or {c for c in found if not never_made(self, c)})  # abstract.py
             # one definition of each name among them (a hierarchy): unrelated classes that happen
             # to share a method name (two parser states' append_token) are no evidence of either
             single = all(len({hit[0] for c in chosen if (hit := self.lookup(c, n)) is not None}) <= 1 for n in own)
@@ -211,11 +217,11 @@ class Seeds(Attrs):
             if not made and tag == "i":
                 outside.add(owner)
             if tag == "i" and uid in self.clone_code:  # each class its copy (clones.py); the first (the
-                for k in made or [owner]:  # owner when no class is made) keeps the method's own variables
+                for k in made or stand_ins(self, owner):  # owner when no class is made) keeps the method's own variables
                     copy = self.receiver_scope(uid, self.V("i", k), None)
                     self.add(self.scopes[copy].params[0].var + self.scope_base[copy], (self.V("i", k),))
                 continue
-            self.add(var, [self.V(tag, k) for k in (made or [owner])])
+            self.add(var, [self.V(tag, k) for k in (made or stand_ins(self, owner))])  # an ABC: its concrete subclasses
         seed_inherited(self, outside, unreached)  # their inherited methods too (inherited.py)
 
     def owner_cid(self, uid: int) -> int:

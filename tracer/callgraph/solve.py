@@ -28,17 +28,18 @@ from typing import Any
 
 from tracer.callgraph import watchers as w
 from tracer.callgraph.attrs import Attrs
-from tracer.callgraph.calls import DECORATOR_BUILTINS, PROGRAM_CALLABLE, Calls, Site
+from tracer.callgraph.calls import DECORATOR_BUILTINS, PROGRAM_CALLABLE, Site
 from tracer.callgraph.clones import IDENTITY, Clones
 from tracer.callgraph.generators import resume_consumed, slice_value
 from tracer.callgraph.guards import caught, isa_instr
 from tracer.callgraph.heap import UNK, Value
 from tracer.callgraph.ir import ModuleIR, ScopeIR
-from tracer.callgraph.keys import MAPPED, contained, read_in_source, written_item
+from tracer.callgraph.keys import MAPPED, contained, written_item
 from tracer.callgraph.named import Named
 from tracer.callgraph.protocols import AITER, ITER
 from tracer.callgraph.registry import RegistryRule
 from tracer.callgraph.seeds import Seeds
+from tracer.callgraph.typing_only import implicit_call, item_value
 from tracer.callgraph.valuesets import MAX_KEYS, MAX_VALUES, ValueSets, VarMap
 
 BUILTIN_NAMES = frozenset(dir(builtins))
@@ -372,7 +373,7 @@ class Solver(Seeds, Clones, Named, ValueSets):
         elif op == "item":
             dst, obj, key = g(ins[1]), g(ins[2]), g(ins[3])
             # written in the source (a scope given): an instance's __getitem__ runs (the edge only)
-            self.on(obj, ("", Solver.item_value, key, dst, *((n(sbase + ins[4]), n(ins[5])) if len(ins) > 4 else ())))
+            self.on(obj, ("", item_value, key, dst, *((n(sbase + ins[4]), n(ins[5])) if len(ins) > 4 else ())))
         elif op == "setitem":
             obj, key, src = g(ins[1]), g(ins[2]), g(ins[3])
             if len(ins) > 4:  # written in the source (not a literal's slot): an instance's __setitem__ runs
@@ -407,7 +408,7 @@ class Solver(Seeds, Clones, Named, ValueSets):
             contained(self, ins, g, n(sbase + ins[5]), n(ins[6]))  # `k in d`: a dict or a set hashes k (keys.py)
             names = tuple(x for x in ins[3] if x in self.dunders or x in MAPPED and "__getitem__" in self.dunders)
             if names:
-                self.on(g(ins[2]), ("i", Calls.implicit_call, names, g(ins[1]), tuple(g(a) for a in ins[4]),
+                self.on(g(ins[2]), ("i", implicit_call, ins[3], g(ins[1]), tuple(g(a) for a in ins[4]),  # all: typing_only
                                     n(sbase + ins[5]), n(ins[6])))
         elif op == "unpack":
             index_key = self.V("k", "int", ins[3]) if ins[3] >= 0 else None
@@ -445,15 +446,6 @@ class Solver(Seeds, Clones, Named, ValueSets):
 
     def write_key(self, k: Value, oid: Any, src: int) -> None:
         self.write(oid, k if k[0] in "kn" else None, src)  # "n": a name of dir() (members.py)
-
-    def item_value(self, v: Value, key: int, dst: int, caller: int = -1, line: int = 0) -> None:
-        if v[0] == "i" and caller >= 0 and "__getitem__" in self.dunders:
-            self.implicit_call(v, ("__getitem__",), -1, (), caller, line)
-        elif v[0] == "o":
-            w.read_slots(self, v[1], key, dst)
-            read_in_source(self, v, key, caller, line)  # in the source: a defaultdict's factory runs, a key hashed
-        elif v[0] == "G" and key >= 0:
-            self.each(key, lambda k: self.edge(self.export(v[1], k[2]), dst), "k")
 
     def decorate(self, dst: int, dec: int, fn: int, caller: int, line: int) -> None:
         site = self.site(dst, ((fn, False),), caller, line, "decorator")
