@@ -23,6 +23,7 @@ import ast
 from typing import Any
 
 from tracer.callgraph import watchers as w
+from tracer.callgraph.dictlike import MAPPED
 from tracer.callgraph.keys import read_in_source
 
 BUILTIN_STR = {"str", "int", "float", "complex", "bool", "bytes", "BaseException"}
@@ -129,8 +130,9 @@ def implicit_call(s: Any, v: Value, names: tuple[str, ...], dst: int, args: tupl
                   line: int) -> None:
     """calls.implicit_call of the ``names`` some class defines (all are given: the ``__str__`` no class
     defines still says a ``__repr__`` is its fallback), less a fallback that is none (:func:`dunder_value`)."""
-    if not str_builtin(s, v, names):
-        s.implicit_call(v, tuple(n for n in names if n in s.dunders), dst, args, caller, line)
+    kept = tuple(n for n in names if n in s.dunders or n in MAPPED)  # `in`: a Mapping's __getitem__ (dictlike)
+    if kept and not str_builtin(s, v, names):
+        s.implicit_call(v, kept, dst, args, caller, line)
 
 
 def dunder_value(s: Any, v: Value, names: tuple[str, ...], site: Any) -> None:
