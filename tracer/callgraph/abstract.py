@@ -62,17 +62,23 @@ def declared(s: Any, k: int) -> set[str]:
 
 def ancestors(s: Any, cid: int) -> dict[int, set[int]]:
     """``cid`` and its bases at every depth, each with its own ancestors, read off the bases' values
-    now (not the MRO cache: a base's value may have arrived before its watcher redid the MRO)."""
+    now (not the MRO cache: a base's value may have arrived before its watcher redid the MRO).
+    Iterative, with no closure calling itself: such a closure is a reference cycle holding ``out``,
+    and the solver pauses the cyclic collector (build.solve_tree), so every call's dict lived to the
+    end (sglang/srt: 256,000 sets, 48 MiB of the peak)."""
     out: dict[int, set[int]] = {}
-
-    def walk(k: int, depth: int) -> set[int]:
-        if k in out or depth > 60:
-            return out.get(k, {k})
+    stack: list[tuple[int, int, bool]] = [(cid, 0, False)]
+    while stack:  # depth-first; a class's set is folded once all its bases' are (post-order)
+        k, depth, done = stack.pop()
+        if done:
+            for b in s.bases(k):
+                out[k] |= out.get(b, {b})
+            continue
+        if k in out or depth > 60:  # reached before, or a cycle of bases: cut
+            continue
         out[k] = {k}
-        for b in s.bases(k):
-            out[k] |= walk(b, depth + 1)
-        return out[k]
-    walk(cid, 0)
+        stack.append((k, depth, True))
+        stack.extend((b, depth + 1, False) for b in s.bases(k))
     return out
 
 
