@@ -177,6 +177,10 @@ def test_signal_ends_the_command(big_tree, big_repo, tmp_path, command, signum, 
                           "--cache-dir", str(cache)],
             "report": ["report", str(big_tree), "-o", str(out), "--cache-dir", str(cache), "-j", "2"],
             "lint": ["lint", "-C", str(big_repo), "--cache-dir", str(cache), "-j", "2"]}[command]
+    if command == "graph-all" and phase > 1:
+        # graph --all of this tree uses ~1.5 CPU-s in its own process since its lazy imports and
+        # cached writer: at 1.5 it had ended (a skip, not a test); 0.9 lands in the fixpoint
+        phase = 0.9
     rc, took, err, left = interrupt(args, tmp_path, signum, phase)
     if phase < 0.2 and (rc == -signum or "KeyboardInterrupt" in err):
         # the interpreter's own start-up, before tracer's first line: Python's default
@@ -209,9 +213,11 @@ def one_big_module(tmp_path_factory):
 
 
 @pytest.mark.skipif(not os.path.isdir("/proc"), reason="no /proc")
-@pytest.mark.parametrize("command", ["scan", "graph"])
+@pytest.mark.parametrize("command", ["graph"])
 def test_signal_during_a_long_native_parse(one_big_module, tmp_path, command):
-    """With -j 1 and one file to parse the parse ran in-process: the handler waited ~8 s."""
+    """With -j 1 and one file to parse the parse ran in-process: the handler waited ~8 s. Only
+    ``graph --all`` parses the big body now: ``scan`` parses a skeleton with function bodies
+    blanked (index/skeleton.py) and ended before the signal every time (a skip, not a test)."""
     args = [command, str(one_big_module), "--no-cache", "-j", "1"] + (["--all"] if command == "graph" else [])
     rc, took, err, left = interrupt(args, tmp_path, signal.SIGINT, 1.5)
     if rc in (0, 1):
@@ -246,7 +252,7 @@ def test_signal_during_the_interpreter(slow_setter, tmp_path, signum, code):
     values any more (sum(range(10**12)) held the GIL for ever), so the handler runs at once."""
     args = ["explain", str(slow_setter / "tree"), "--target-config", str(slow_setter / "t"),
             "--draft-config", str(slow_setter / "d"), "--no-cache"]
-    rc, took, err, left = interrupt(args, tmp_path, signum, 0.9)
+    rc, took, err, left = interrupt(args, tmp_path, signum, 0.4)  # explain used 0.7 CPU-s in all (2026-12-02)
     if rc in (0, 1):
         pytest.skip("finished before the signal")
     assert rc == code and took < HANG, (rc, took, err[-1000:])
