@@ -257,12 +257,25 @@ Node = tuple[str, int]  # (path relative to the sdist, def line; 0: the module b
 def dynamic_edges(root: Path, pkg_dir: str, path_entry: str, tests: list[str], skip: str, reuse: bool = False,
                   ) -> tuple[dict[tuple[Node, Node], list[int]], set[Node], float]:
     kept = root.parent / f"{root.name}.trace.json"  # the test suite's calls do not depend on tracer
-    if reuse and kept.exists():
-        rows, seconds = json.loads(kept.read_text()), 0.0
+    rows = json.loads(kept.read_text()) if reuse and kept.exists() else None
+    if rows is not None and recorded_elsewhere(root, rows):
+        # a cache copied or moved: its paths name the old place, and no call would map onto a node
+        # of this tree (every row outside it: found 0 of N, silently)
+        print(f"WARNING: {kept} was recorded at another path (a copied cache): recording again",
+              file=sys.stderr)
+        rows = None
+    if rows is not None:
+        seconds = 0.0
     else:
         rows, seconds = run_traced(root, pkg_dir, path_entry, tests, skip)
         kept.write_text(json.dumps(rows))
     return map_rows(root, rows) + (seconds,)
+
+
+def recorded_elsewhere(root: Path, rows: list) -> bool:
+    """Whether a kept trace's calls all lie outside ``root`` (it was recorded at another path)."""
+    inside = os.path.realpath(root) + os.sep
+    return bool(rows) and not any(row[0].startswith(inside) or row[3].startswith(inside) for row in rows)
 
 
 def run_traced(root: Path, pkg_dir: str, path_entry: str, tests: list[str], skip: str) -> tuple[list, float]:

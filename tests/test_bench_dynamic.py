@@ -87,3 +87,27 @@ def test_an_empty_trace_warns_instead_of_scoring_nothing(bench, tmp_path):
     assert warning and warning.startswith("WARNING: pkg: the traced test suite made no call")
     assert "no pytest summary; pytest exit status 4" in warning
     assert bench.empty_trace_warning("pkg", root, {(("a.py", 1), ("a.py", 5)): [2]}) is None
+
+
+def test_a_trace_kept_at_another_path_is_recorded_again(bench, tmp_path, monkeypatch):
+    """--reuse-trace on a copied cache: the kept rows name the old folder, so none maps onto this
+    tree's nodes (it scored found 0 of 666 without a word); the trace is recorded again."""
+    root = tmp_path / "pkg-1.0"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "m.py").write_text("def f():\n    g()\n\n\ndef g():\n    pass\n")
+    elsewhere = "/elsewhere/pkg-1.0/pkg/m.py"
+    (tmp_path / "pkg-1.0.trace.json").write_text(json.dumps([[elsewhere, 1, False, elsewhere, 5, False, [2]]]))
+    here = str(root / "pkg" / "m.py")
+    recorded = []
+
+    def run_traced(*args):
+        recorded.append(args)
+        return [[here, 1, False, here, 5, False, [2]]], 1.0
+
+    monkeypatch.setattr(bench, "run_traced", run_traced)
+    edges, _, seconds = bench.dynamic_edges(root, "pkg", ".", ["tests"], "", reuse=True)
+    assert len(recorded) == 1 and seconds == 1.0
+    assert edges == {(("pkg/m.py", 1), ("pkg/m.py", 5)): [2]}
+    # kept here now: the next run reuses it without recording
+    bench.dynamic_edges(root, "pkg", ".", ["tests"], "", reuse=True)
+    assert len(recorded) == 1
