@@ -504,6 +504,8 @@ def main() -> int:
     ap.add_argument("--reuse-trace", action="store_true",
                     help="read the test suite's calls kept by the last run (they do not change with tracer)")
     opts = ap.parse_args()
+    if opts.peers:  # the peers run with each package's folder as their working directory
+        opts.peers = opts.peers.absolute()
     verdicts = json.loads(VERDICTS.read_text()) if VERDICTS.exists() else {}
     verdicts.pop("_about", None)
     report = {}
