@@ -13,6 +13,7 @@ every class the token may be, classes the test excludes.
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 from typing import Any
 
 from tracer.callgraph.abstract import never_made, stand_in
@@ -47,8 +48,12 @@ def narrowings(c: Any, scope: Any, test: ast.expr) -> list[tuple[str, int]]:
     return out
 
 
-def isa_instr(s: Any, dst: int, src: int, classes: tuple[int, ...]) -> None:
-    state = [False]  # open: the test proves nothing, everything passes
+def narrowing(s: Any, dst: int, src: int, classes: tuple[int, ...], select: Callable[[bool], list | None]) -> None:
+    """The watcher of a narrowing of ``src`` into ``dst`` by a test of the names ``classes``
+    (isinstance here, ``type(x) is C`` in typetests.py): ``select(last_round)`` gives the values
+    let through now, or None when the test proves nothing (then everything passes, for good).
+    Run again when src or a tested name changes, and once more in the late round (late bases)."""
+    state = [False, False]  # open; the last round
     if src in s.param_vars:  # the parameter still: what the body reads on it types it (seeds.seed_params)
         s.param_vars.add(dst)
 
@@ -60,19 +65,32 @@ def isa_instr(s: Any, dst: int, src: int, classes: tuple[int, ...]) -> None:
     def refresh(_: Any = ()) -> None:
         if state[0]:
             return
-        tested = [v for c in classes for v in tuple(s.pts.get(c, ()))]
-        if any(v[0] != "c" for v in tested):
+        keep = select(state[1])
+        if keep is None:
             open_all()
-            return
-        cids = {v[1] for v in tested}
-        if cids:
-            s.add(dst, [v for v in tuple(s.pts.get(src, ())) if v[0] == "x"
-                        or v[0] == "i" and not cids.isdisjoint(s.mro(v[1]))])
+        else:
+            s.add(dst, keep)
+
+    def last() -> None:
+        state[1] = True
+        refresh()
+
     s.on(src, refresh)
     for c in classes:
         s.on(c, refresh)
         s.when_empty(c, open_all, late=True)
-    s.deferred.append((True, lambda: True, refresh))  # once more when late bases are known
+    s.deferred.append((True, lambda: True, last))
+
+
+def isa_instr(s: Any, dst: int, src: int, classes: tuple[int, ...]) -> None:
+    def select(_: bool) -> list | None:
+        tested = [v for c in classes for v in tuple(s.pts.get(c, ()))]
+        if any(v[0] != "c" for v in tested):
+            return None
+        cids = {v[1] for v in tested}
+        return [v for v in tuple(s.pts.get(src, ())) if v[0] == "x"
+                or v[0] == "i" and not cids.isdisjoint(s.mro(v[1]))] if cids else []
+    narrowing(s, dst, src, classes, select)
 
 
 def caught(s: Any, dst: int, src: int) -> None:

@@ -21,6 +21,7 @@ import ast
 import builtins
 from typing import Any
 
+from tracer.callgraph.guards import narrowing
 from tracer.callgraph.prefixes import gate_value
 from tracer.callgraph.prefixes import has_test as prefix_has_test
 
@@ -147,18 +148,8 @@ def type_test(s: Any, tag: str, dst: int, src: int, classes: tuple[int, ...], na
     """The solver's side of a ``("narrow", dst, (src, cls...), (tag,))``."""
     if tag == HAS:
         return has_attr(s, dst, src, names_arg[0])
-    state = [False, False]  # open: the test proves nothing, everything passes; the last round
-    if src in s.param_vars:  # the parameter still: what the body reads on it types it (seeds.seed_params)
-        s.param_vars.add(dst)
 
-    def open_all() -> None:
-        if not state[0]:
-            state[0] = True
-            s.edge(src, dst)
-
-    def refresh(_: Any = ()) -> None:
-        if state[0]:
-            return
+    def select(last: bool) -> list | None:
         if tag == EXACT:
             cids: set[int] = set()
             for c in classes:
@@ -166,30 +157,19 @@ def type_test(s: Any, tag: str, dst: int, src: int, classes: tuple[int, ...], na
                     if v[0] == "c":
                         cids.add(v[1])
                     elif not (v[0] == "B" and v[1] in BUILTIN_TYPES):
-                        open_all()
-                        return
-            keep = [v for v in tuple(s.pts.get(src, ())) if v[0] != "i" or v[1] in cids]
-        else:  # one class per tested name, or nothing is known to fail
-            single = [tuple(s.pts.get(c, ())) for c in classes]
-            if not all(single) and not state[1]:
-                return  # held until the tested names are known (a value let through is never taken back)
-            drop = {vals[0][1] for vals in single if len(vals) == 1 and vals[0][0] == "c"}
-            if tag == NOT_EXACT:
-                keep = [v for v in tuple(s.pts.get(src, ())) if v[0] != "i" or v[1] not in drop]
-            else:  # an instance of a class with a base not known yet waits for the last round
-                keep = [v for v in tuple(s.pts.get(src, ())) if v[0] != "i" or (
-                    drop.isdisjoint(s.mro(v[1])) and (state[1] or not s.open_class(v[1])))]
-        s.add(dst, keep)
-
-    def last() -> None:
-        state[1] = True
-        refresh()
-
-    s.on(src, refresh)
-    for c in classes:
-        s.on(c, refresh)
-        s.when_empty(c, open_all, late=True)
-    s.deferred.append((True, lambda: True, last))  # once more when late bases are known
+                        return None
+            return [v for v in tuple(s.pts.get(src, ())) if v[0] != "i" or v[1] in cids]
+        # one class per tested name, or nothing is known to fail
+        single = [tuple(s.pts.get(c, ())) for c in classes]
+        if not all(single) and not last:
+            return []  # held until the tested names are known (a value let through is never taken back)
+        drop = {vals[0][1] for vals in single if len(vals) == 1 and vals[0][0] == "c"}
+        if tag == NOT_EXACT:
+            return [v for v in tuple(s.pts.get(src, ())) if v[0] != "i" or v[1] not in drop]
+        # an instance of a class with a base not known yet waits for the last round
+        return [v for v in tuple(s.pts.get(src, ())) if v[0] != "i" or (
+            drop.isdisjoint(s.mro(v[1])) and (last or not s.open_class(v[1])))]
+    narrowing(s, dst, src, classes, select)
 
 
 # -- after ``if not hasattr(x, "n"): return``: x is no instance of a class that provably lacks n ------
